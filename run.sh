@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One entry point for newcomers and CI: ./run.sh setup | demo | test | bench
+set -euo pipefail
+cd "$(dirname "$0")"
+
+setup() {
+    # Idempotent: creates .venv and installs the project (editable) with test tools.
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".[test]"
+}
+
+case "${1:-}" in
+    setup)
+        setup
+        ;;
+    demo)
+        setup
+        echo "== classify a play (level 5: 5H is the wildcard)"
+        .venv/bin/guandan-ref classify "3S 4S 5H 6S 7S" --level 5 --table "8D 8C 8H 8S" --json
+        echo "== replay a shipped deal"
+        .venv/bin/guandan-ref replay examples/session.jsonl --json
+        ;;
+    test)
+        setup
+        shift || true
+        .venv/bin/python -m pytest "$@"
+        ;;
+    bench)
+        setup
+        for b in bench/*.py; do echo "== $b"; .venv/bin/python "$b"; done
+        ;;
+    *)
+        echo "usage: ./run.sh setup|demo|test|bench" >&2
+        exit 2
+        ;;
+esac
