@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "web.referee_cli",
     "web.store_cli",
     "recognizer.cli",
+    "recognizer.table.cli",
     "hardware.cli",
 )
 
