@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import NamedTuple
 
 from .cards import (
@@ -249,14 +248,9 @@ def _full_houses(counts: dict[Rank, int], w: int, level: Rank) -> list[Reading]:
     return []
 
 
-@lru_cache(maxsize=65536)
-def _cached(cards: tuple[Card, ...], level: Rank) -> tuple[Reading, ...]:
-    return _classify(cards, level)
-
-
 def readings(cards: Sequence[Card], level: Rank) -> tuple[Reading, ...]:
     """All legal readings of ``cards`` at ``level``, strongest first; empty if illegal."""
-    return _cached(tuple(sorted(cards)), level)
+    return _classify(tuple(sorted(cards)), level)
 
 
 def default_reading(
