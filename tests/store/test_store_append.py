@@ -1,0 +1,82 @@
+"""Appending: sequence numbers, rejection with reasons, idempotent resend, derivation."""
+
+from __future__ import annotations
+
+import pytest
+
+from web.store import EventRejected, SequenceConflict
+
+
+def test_events_are_numbered_per_table_and_read_back_in_order(store, table):
+    table.session(2, 1)
+    other = {"type": "session_start", "table": "T2", "t": 1, "teams": {"NS": "C", "EW": "D"}}
+    assert store.append(other).seq == 1
+    events = store.events("T1")
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert [e["type"] for e in events] == ["session_start", "deal_start", "play", "play", "play", "session_end"]
+    assert [t["table"] for t in store.tables()] == ["T1", "T2"]
+
+
+def test_session_result_is_recorded_as_derived(store, table):
+    table.session(5, 2)
+    (result,) = store.results("T1")
+    assert result["type"] == "session_result" and result["table"] == "T1"
+    assert result["level_difference"] == 3 and result["winner"] == "NS"
+    assert result["score"] == {"NS": 17, "EW": 11}
+
+
+@pytest.mark.parametrize("event, reason", [
+    ({"type": "play", "table": "T1", "t": 1, "seat": "S"}, "before session_start"),
+    ({"type": "shout", "table": "T1", "t": 1}, "unknown event type"),
+    ({"type": "tick", "table": "T1"}, "'t' must be a finite number"),
+    ({"type": "tick", "table": "T1", "t": float("nan")}, "'t' must be a finite number"),
+    ({"type": "tick", "t": 1}, "missing or bad 'table'"),
+    (["not", "an", "object"], "must be a JSON object"),
+    ({"type": "penalty", "table": "T1", "t": 1, "side": "NS", "level": "warning"}, "'by' must name"),
+])
+def test_bad_events_are_rejected_with_a_reason_and_kept_aside(store, event, reason):
+    with pytest.raises(EventRejected, match=reason):
+        store.append(event)
+    assert store.events("T1") == []
+    assert reason in store.rejected()[-1]["reason"]
+
+
+def test_engine_error_rejects_without_changing_state(store, table):
+    table.append("session_start", teams={"NS": "A", "EW": "B"})
+    with pytest.raises(EventRejected, match="bad seat 'X'"):
+        table.append("play", seat="X", cards=["2S"])
+    appended = table.append("play", seat="S", cards=["2S"])
+    assert appended.seq == 2
+    assert store.rejected("T1")[0]["reason"].endswith("play: bad seat 'X'")
+
+
+def test_resend_with_same_id_is_idempotent_but_a_reused_id_is_refused(store, table):
+    table.append("session_start", teams={"NS": "A", "EW": "B"})
+    first = store.append({"type": "play", "table": "T1", "t": 5, "seat": "S", "cards": ["2S"], "id": "p1"})
+    again = store.append({"type": "play", "table": "T1", "t": 5, "seat": "S", "cards": ["2S"], "id": "p1"})
+    assert again.duplicate and again.seq == first.seq == 2
+    with pytest.raises(EventRejected, match="id 'p1' is already used by seq 2"):
+        store.append({"type": "play", "table": "T1", "t": 6, "seat": "E", "cards": ["2S"], "id": "p1"})
+    assert len(store.events("T1")) == 2
+
+
+def test_expected_seq_detects_a_moved_head(store, table):
+    table.append("session_start", teams={"NS": "A", "EW": "B"})
+    assert table.store.append(table.event("tick"), expected_seq=1).seq == 2
+    with pytest.raises(SequenceConflict, match="expected head seq 1, store has 2"):
+        store.append(table.event("tick"), expected_seq=1)
+
+
+def test_two_stores_on_one_database_see_each_others_appends(store, table, db_url, derivation):
+    from web.store import Store
+
+    table.append("session_start", teams={"NS": "A", "EW": "B"})
+    table.append("play", seat="S", cards=["2S"])
+    with Store(db_url, derivation=derivation) as other:
+        other.append(table.event("play", seat="E", cards=["3S"]))
+        other.append(table.event("play", seat="E", cards=["3S"]))
+    # this store's cached referee is one event behind; it must catch up, not fork
+    table.append("session_end")
+    assert [e["seq"] for e in store.events("T1")] == [1, 2, 3, 4, 5]
+    assert store.results("T1")[0]["winner"] == "EW"
+    assert store.verify().ok

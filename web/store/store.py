@@ -1,0 +1,609 @@
+"""The event store: append table events, derive and keep results, verify the chain.
+
+One ``Store`` per process (web worker, CLI run); it holds an engine and, per table, the
+referee state after the last event it saw. Every append runs in one write transaction:
+lock the table's head row, bring the cached referee up to the head (another process may
+have appended), feed the event, and insert the event, its derived records and the new
+head together. ``(table_id, seq)`` is the primary key and the head update is conditional,
+so two writers can never interleave or both take one sequence number; a rejected append
+raises an error that says why, and is kept in ``rejected_events``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from . import authority, signoff
+from .db import WRITE, make_engine, upgrade
+from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
+from .models import (
+    DerivedRecord,
+    Match,
+    Official,
+    Pair,
+    RejectedEvent,
+    SignOff,
+    Snapshot,
+    TableEvent,
+    TableHead,
+    Tournament,
+)
+
+log = logging.getLogger(__name__)
+
+GENESIS = "0" * 64
+EVENT_TYPES = frozenset({
+    "session_start", "deal_start", "tribute", "return", "play", "pass", "report",
+    "ask_count", "correction", "penalty", "arrival", "tick", "session_end",
+})
+MAX_ID = 120
+APPEND_RETRIES = 5
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked (inconsistent data, engine mismatch)."""
+
+
+class EventRejected(StoreError, ValueError):
+    """An event was refused; ``reason`` says why. Nothing was appended."""
+
+    def __init__(self, table_id: str | None, reason: str):
+        super().__init__(f"table {table_id}: {reason}" if table_id else reason)
+        self.table_id = table_id
+        self.reason = reason
+
+
+class SequenceConflict(StoreError):
+    """The table's head moved: another writer appended first."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    seq: int
+    hash: str
+    records: list[dict]
+    duplicate: bool = False
+    """True when the event's ``id`` was already stored with the same content (a resend)."""
+
+
+@dataclass
+class _State:
+    seq: int
+    hash: str
+    deriver: Deriver
+
+
+@dataclass
+class VerifyReport:
+    tables: int = 0
+    events: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def canonical(obj: object) -> str:
+    """The one JSON text of an object that is hashed and stored."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def chain_hash(prev: str, table_id: str, seq: int, body: str) -> str:
+    """Hash of an event row: covers the previous hash, its place and its content."""
+    digest = hashlib.sha256(f"{prev}\n{table_id}\n{seq}\n".encode())
+    digest.update(body.encode())
+    return digest.hexdigest()
+
+
+def check_event(event: object, table_id: str | None = None) -> tuple[str, dict]:
+    """Validate what the store itself relies on; return ``(table_id, event)``.
+
+    The referee engine checks the game; this checks the envelope: a JSON object with a
+    known ``type``, a finite time ``t``, a table id, an optional ``id``, and for referee
+    actions the ``by`` who made them.
+    """
+    if not isinstance(event, dict):
+        raise EventRejected(table_id, f"an event must be a JSON object, not {type(event).__name__}")
+    tid = event.get("table", table_id)
+    if table_id is not None and tid != table_id:
+        raise EventRejected(table_id, f"event names table {tid!r}, not {table_id!r}")
+    if not isinstance(tid, str) or not tid.strip() or len(tid) > MAX_ID:
+        raise EventRejected(None, f"missing or bad 'table': {tid!r}")
+    kind = event.get("type")
+    if kind not in EVENT_TYPES:
+        raise EventRejected(tid, f"unknown event type {kind!r}")
+    t = event.get("t")
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        raise EventRejected(tid, f"{kind}: 't' must be a finite number of seconds, not {t!r}")
+    eid = event.get("id")
+    if eid is not None and (isinstance(eid, bool) or not isinstance(eid, str | int) or len(str(eid)) > MAX_ID):
+        raise EventRejected(tid, f"{kind}: bad 'id' {eid!r}")
+    if kind in ("correction", "penalty"):
+        by = event.get("by")
+        if not isinstance(by, str) or not by.strip():
+            raise EventRejected(tid, f"{kind}: 'by' must name the official who made it")
+    if kind == "correction" and ("of" not in event or not isinstance(event.get("event"), dict)):
+        raise EventRejected(tid, "correction: needs 'of' (the corrected event's id) and 'event' (the replacement)")
+    return tid, event
+
+
+class Store:
+    """Event store over one database URL (``sqlite:///...`` or ``postgresql+psycopg://...``).
+
+    ``derivation`` makes referees (default: the real engine); ``snapshot_every`` events a
+    snapshot of the referee state is kept so that opening a long table replays only the
+    tail; ``windows`` are the S4 correction windows; ``clock`` gives wall time for
+    bookkeeping columns only (rules use the events' own ``t``).
+    """
+
+    def __init__(self, url: str, *, derivation: Derivation | None = None,
+                 snapshot_every: int = 200, default_ruleset: str = "competition",
+                 windows: authority.Windows = authority.Windows(),
+                 clock: Callable[[], float] = time.time, migrate: bool = True):
+        self.url = url
+        self.engine: Engine = make_engine(url)
+        self.derivation = derivation or RefereeDerivation()
+        self.snapshot_every = snapshot_every
+        self.default_ruleset = default_ruleset
+        self.windows = windows
+        self.clock = clock
+        self._states: dict[str, _State] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        if migrate:
+            upgrade(self.engine)
+
+    def close(self) -> None:
+        self._states.clear()
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ appending
+
+    def append(self, event: dict, *, table_id: str | None = None,
+               expected_seq: int | None = None) -> Appended:
+        """Append one event to its table, derive records, store both atomically.
+
+        ``expected_seq``: the head the caller last saw; if another writer appended since,
+        ``SequenceConflict`` is raised instead of appending. Without it, a lost race is
+        retried against the new head (the event is re-validated there).
+        """
+        try:
+            tid, event = check_event(event, table_id)
+            body = canonical(event)
+        except EventRejected as exc:
+            self._reject(exc.table_id, event, exc.reason)
+            raise
+        with self._lock(tid):
+            for attempt in range(APPEND_RETRIES):
+                try:
+                    return self._append_once(tid, event, body, expected_seq)
+                except EventRejected as exc:
+                    self._reject(tid, event, exc.reason)
+                    raise
+                except (IntegrityError, _StaleHead, OperationalError) as exc:
+                    self._states.pop(tid, None)
+                    if isinstance(exc, OperationalError) and not _is_busy(exc):
+                        raise
+                    if expected_seq is not None or attempt == APPEND_RETRIES - 1:
+                        raise SequenceConflict(
+                            f"table {tid}: another writer appended at the same time; reload and retry"
+                        ) from exc
+        raise AssertionError("unreachable")
+
+    def _append_once(self, tid: str, event: dict, body: str, expected_seq: int | None) -> Appended:
+        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            head = self._lock_head(conn, tid, event)
+            if expected_seq is not None and head.head_seq != expected_seq:
+                raise SequenceConflict(
+                    f"table {tid}: expected head seq {expected_seq}, store has {head.head_seq}; reload and retry"
+                )
+            eid = None if event.get("id") is None else str(event["id"])
+            if eid is not None:
+                dup = conn.execute(
+                    select(TableEvent.seq, TableEvent.hash, TableEvent.body)
+                    .where(TableEvent.table_id == tid, TableEvent.event_id == eid)
+                ).first()
+                if dup is not None:
+                    if dup.body != body:
+                        raise EventRejected(tid, f"id {eid!r} is already used by seq {dup.seq} with other content")
+                    return Appended(dup.seq, dup.hash, [], duplicate=True)
+            self._check_authority(conn, tid, event)
+            self._check_tournament(conn, tid, event)
+            state = self._state(conn, tid, head)
+            records = state.deriver.feed(event)
+            errors = [r for r in records if r.get("type") == "error"]
+            if errors:
+                raise EventRejected(tid, "; ".join(str(e.get("message", e)) for e in errors))
+            try:
+                seq = head.head_seq + 1
+                digest = chain_hash(head.head_hash, tid, seq, body)
+                conn.execute(insert(TableEvent).values(
+                    table_id=tid, seq=seq, event_id=eid, type=event["type"], t=float(event["t"]),
+                    body=body, prev_hash=head.head_hash, hash=digest, recorded_at=self.clock(),
+                ))
+                generation = self._store_records(conn, tid, head.generation, seq, records, state.deriver)
+                moved = conn.execute(
+                    update(TableHead)
+                    .where(TableHead.table_id == tid, TableHead.head_seq == head.head_seq)
+                    .values(head_seq=seq, head_hash=digest, generation=generation)
+                ).rowcount
+                if moved != 1:
+                    raise _StaleHead(tid)
+                if self.snapshot_every and seq % self.snapshot_every == 0:
+                    conn.execute(insert(Snapshot).values(
+                        table_id=tid, seq=seq, event_hash=digest, blob=state.deriver.snapshot()))
+            except BaseException:
+                self._states.pop(tid, None)  # the referee has seen an event that was not stored
+                raise
+        state.seq, state.hash = seq, digest
+        return Appended(seq, digest, [r for r in records if r.get("type") != "rederived"])
+
+    def _store_records(self, conn: Connection, tid: str, generation: int, seq: int,
+                       records: list[dict], deriver: Deriver) -> int:
+        """Insert derived records; a ``rederived`` record starts a new generation."""
+        if any(r.get("type") == "rederived" for r in records):
+            generation += 1
+            fresh = deriver.records()
+            self._insert_records(conn, tid, generation, 0, seq, fresh)
+            return generation
+        start = conn.execute(
+            select(func.count()).select_from(DerivedRecord)
+            .where(DerivedRecord.table_id == tid, DerivedRecord.generation == generation)
+        ).scalar_one()
+        self._insert_records(conn, tid, generation, start, seq, records)
+        return generation
+
+    @staticmethod
+    def _insert_records(conn: Connection, tid: str, generation: int, start: int, seq: int,
+                        records: Iterable[dict]) -> None:
+        rows = [
+            dict(table_id=tid, generation=generation, idx=start + i, source_seq=seq,
+                 type=r["type"], deal=r.get("deal") if isinstance(r.get("deal"), int) else None,
+                 body=canonical(r))
+            for i, r in enumerate(r for r in records if r.get("type") in DERIVED_TYPES)
+        ]
+        if rows:
+            conn.execute(insert(DerivedRecord), rows)
+
+    def _lock_head(self, conn: Connection, tid: str, event: dict) -> TableHead:
+        """The table's head row, locked for this transaction (created on first append)."""
+        query = select(TableHead).where(TableHead.table_id == tid).with_for_update()
+        head = conn.execute(query).first()
+        if head is None:
+            conn.execute(insert(TableHead).values(
+                table_id=tid, ruleset=self._ruleset_for(conn, tid, event), head_seq=0,
+                head_hash=GENESIS, generation=0, created_at=self.clock()))
+            head = conn.execute(query).first()
+        return head
+
+    def _ruleset_for(self, conn: Connection, tid: str, event: dict) -> str:
+        """A tournament table plays its tournament's ruleset; otherwise the first event's."""
+        ruleset = conn.execute(
+            select(Tournament.ruleset).join(Match, Match.tournament_id == Tournament.id)
+            .where(Match.table_id == tid)
+        ).scalar_one_or_none()
+        if ruleset:
+            return ruleset
+        named = event.get("ruleset") if event.get("type") == "session_start" else None
+        return named if isinstance(named, str) and named else self.default_ruleset
+
+    def _state(self, conn: Connection, tid: str, head: TableHead) -> _State:
+        """The referee after the head event, from cache, snapshot + tail, or full replay."""
+        state = self._states.get(tid)
+        if state is not None and state.seq <= head.head_seq:
+            at = GENESIS if state.seq == 0 else conn.execute(
+                select(TableEvent.hash).where(TableEvent.table_id == tid, TableEvent.seq == state.seq)
+            ).scalar_one_or_none()
+            if at != state.hash:
+                state = None
+        else:
+            state = None
+        if state is None:
+            state = self._restore(conn, tid, head)
+        tail = conn.execute(
+            select(TableEvent.seq, TableEvent.hash, TableEvent.body)
+            .where(TableEvent.table_id == tid, TableEvent.seq > state.seq).order_by(TableEvent.seq)
+        ).all()
+        for row in tail:
+            errors = [r for r in state.deriver.feed(json.loads(row.body)) if r.get("type") == "error"]
+            if errors:
+                self._states.pop(tid, None)
+                raise StoreError(f"table {tid}: replay rejects accepted seq {row.seq}: {errors[0]}")
+            state.seq, state.hash = row.seq, row.hash
+        self._states[tid] = state
+        return state
+
+    def _restore(self, conn: Connection, tid: str, head: TableHead) -> _State:
+        snap = conn.execute(
+            select(Snapshot).where(Snapshot.table_id == tid, Snapshot.seq <= head.head_seq)
+            .order_by(Snapshot.seq.desc()).limit(1)
+        ).first()
+        if snap is not None:
+            at = conn.execute(select(TableEvent.hash).where(
+                TableEvent.table_id == tid, TableEvent.seq == snap.seq)).scalar_one_or_none()
+            if at == snap.event_hash:
+                try:
+                    return _State(snap.seq, snap.event_hash, self.derivation.restore(snap.blob))
+                except Exception as exc:  # an older engine's blob: the log is the truth
+                    log.warning("table %s: snapshot at seq %d unusable (%s); replaying", tid, snap.seq, exc)
+        return _State(0, GENESIS, self.derivation.new(head.ruleset))
+
+    def _check_authority(self, conn: Connection, tid: str, event: dict) -> None:
+        kind = event["type"]
+        if kind not in ("correction", "penalty"):
+            return
+        by = event["by"]
+        role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
+        try:
+            if kind == "penalty":
+                authority.check_penalty(by, role, event.get("level"))
+                return
+            original = conn.execute(
+                select(TableEvent.seq).where(TableEvent.table_id == tid, TableEvent.event_id == str(event["of"]))
+            ).scalar_one_or_none()
+            if original is None:
+                raise authority.NotAuthorized(f"correction of {event['of']!r}: no event with that id at this table")
+            end_t = conn.execute(
+                select(func.min(TableEvent.t)).where(
+                    TableEvent.table_id == tid, TableEvent.type == "session_end", TableEvent.seq > original)
+            ).scalar_one_or_none()
+            authority.check_correction(by, role, float(event["t"]), end_t, self.windows)
+        except authority.NotAuthorized as exc:
+            raise EventRejected(tid, str(exc)) from None
+
+    def _check_tournament(self, conn: Connection, tid: str, event: dict) -> None:
+        """A tournament table's session must be played by the pairs the draw put there."""
+        if event["type"] != "session_start":
+            return
+        match = conn.execute(select(Match).where(Match.table_id == tid)).first()
+        if match is None:
+            return
+        if match.ew_pair is None:
+            raise EventRejected(tid, f"pair {match.ns_pair} has a bye this round; no session is played")
+        want = {"NS": match.ns_pair, "EW": match.ew_pair}
+        teams = event.get("teams")
+        if not isinstance(teams, dict) or {s: teams.get(s) for s in want} != want:
+            raise EventRejected(tid, f"session_start teams {teams!r} do not match the draw {want}")
+
+    def _reject(self, tid: str | None, event: object, reason: str) -> None:
+        try:
+            text = canonical(event)
+        except (TypeError, ValueError):
+            text = repr(event)
+        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            conn.execute(insert(RejectedEvent).values(
+                table_id=tid if isinstance(tid, str) else None, body=text[:100_000], reason=reason,
+                received_at=self.clock()))
+
+    def _lock(self, tid: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(tid, threading.Lock())
+
+    # ------------------------------------------------------------------ reading
+
+    def tables(self) -> list[dict]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(TableHead).order_by(TableHead.table_id)).all()
+        return [dict(table=r.table_id, ruleset=r.ruleset, head_seq=r.head_seq,
+                     generation=r.generation) for r in rows]
+
+    def events(self, table_id: str, after: int = 0) -> list[dict]:
+        """Accepted events of a table in order, each with its ``seq``."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(TableEvent.seq, TableEvent.body)
+                .where(TableEvent.table_id == table_id, TableEvent.seq > after).order_by(TableEvent.seq)
+            ).all()
+        return [{"seq": r.seq, **json.loads(r.body)} for r in rows]
+
+    def records(self, table_id: str | None = None, types: Iterable[str] | None = None,
+                generation: int | None = None) -> list[dict]:
+        """Derived records (current generation unless named), each with its ``table``."""
+        with self.engine.connect() as conn:
+            return _records(conn, table_id, types, generation)
+
+    def results(self, table_id: str | None = None) -> list[dict]:
+        """All recorded deal and session results (current generation), in table order."""
+        return self.records(table_id, types=("deal_end", "session_result"))
+
+    def rejected(self, table_id: str | None = None) -> list[dict]:
+        query = select(RejectedEvent).order_by(RejectedEvent.id)
+        if table_id is not None:
+            query = query.where(RejectedEvent.table_id == table_id)
+        with self.engine.connect() as conn:
+            return [dict(table=r.table_id, body=r.body, reason=r.reason) for r in conn.execute(query)]
+
+    def referee(self, table_id: str) -> Deriver:
+        """The referee state of a table after its last event (a fresh copy to read)."""
+        with self.engine.connect() as conn:
+            head = conn.execute(select(TableHead).where(TableHead.table_id == table_id)).first()
+            if head is None:
+                raise StoreError(f"no table {table_id!r}")
+            return self._state(conn, table_id, head).deriver
+
+    def audit(self, table_id: str) -> list[dict]:
+        """Corrections and penalties of a table, each correction beside the event it replaces."""
+        events = self.events(table_id)
+        by_id = {str(e["id"]): e for e in events if e.get("id") is not None}
+        trail = []
+        for e in events:
+            if e["type"] == "correction":
+                trail.append({"seq": e["seq"], "type": "correction", "by": e["by"], "t": e["t"],
+                              "original": by_id.get(str(e["of"])), "replacement": e["event"]})
+            elif e["type"] == "penalty":
+                trail.append({"seq": e["seq"], "type": "penalty", "by": e["by"], "t": e["t"],
+                              "side": e.get("side"), "level": e.get("level"), "rule": e.get("rule")})
+        return trail
+
+    # ------------------------------------------------------------------ officials, sign-off
+
+    def add_official(self, name: str, role: str) -> None:
+        if role not in authority.ROLES:
+            raise ValueError(f"role {role!r}: expected one of {', '.join(authority.ROLES)}")
+        if not name.strip():
+            raise ValueError("an official needs a name")
+        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            conn.execute(delete(Official).where(Official.name == name))
+            conn.execute(insert(Official).values(name=name, role=role))
+
+    def session_results(self, table_id: str) -> list[dict]:
+        return self.records(table_id, types=("session_result",))
+
+    def signoff_status(self, table_id: str, session: int = 1) -> signoff.SignOffStatus:
+        with self.engine.connect() as conn:
+            result = _session_result(conn, table_id, session)
+            return signoff.replay(self._signoff_actions(conn, table_id, session), signoff.result_digest(result))
+
+    def sign(self, table_id: str, side: str, by: str, session: int = 1) -> signoff.SignOffStatus:
+        """``by`` confirms the current result of ``session`` for ``side`` (S3)."""
+        return self._signoff("sign", table_id, session, side, by, None)
+
+    def dispute(self, table_id: str, side: str, by: str, note: str, session: int = 1) -> signoff.SignOffStatus:
+        """A side disputes the result: signatures are void until a referee resolves it."""
+        return self._signoff("dispute", table_id, session, side, by, note)
+
+    def resolve(self, table_id: str, by: str, note: str = "", session: int = 1) -> signoff.SignOffStatus:
+        """An official closes a dispute (after any correction); both sides sign again."""
+        return self._signoff("resolve", table_id, session, None, by, note)
+
+    def _signoff(self, action: str, tid: str, session: int, side: str | None, by: str,
+                 note: str | None) -> signoff.SignOffStatus:
+        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            conn.execute(select(TableHead.table_id).where(TableHead.table_id == tid).with_for_update()).first()
+            result = _session_result(conn, tid, session)
+            digest = signoff.result_digest(result)
+            actions = self._signoff_actions(conn, tid, session)
+            signoff.check_action(action, side, signoff.replay(actions, digest))
+            self._check_signer(conn, tid, action, side, by)
+            row = dict(table_id=tid, session=session, action=action, side=side, by=by,
+                       result_digest=digest, note=note, at=self.clock())
+            conn.execute(insert(SignOff).values(**row))
+            return signoff.replay([*actions, row], digest)
+
+    def _check_signer(self, conn: Connection, tid: str, action: str, side: str | None, by: str) -> None:
+        if action == "resolve":
+            if conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none() is None:
+                raise signoff.SignOffError(f"resolve by {by!r}: not a registered official")
+            return
+        match = conn.execute(select(Match).where(Match.table_id == tid)).first()
+        if match is None:
+            return
+        pair_id = match.ns_pair if side == "NS" else match.ew_pair
+        pair = conn.execute(select(Pair).where(
+            Pair.tournament_id == match.tournament_id, Pair.pair_id == pair_id)).first()
+        if pair is None or by not in (pair.player1, pair.player2):
+            raise signoff.SignOffError(f"{action} for {side} by {by!r}: not a player of pair {pair_id}")
+
+    @staticmethod
+    def _signoff_actions(conn: Connection, tid: str, session: int) -> list[dict]:
+        rows = conn.execute(
+            select(SignOff).where(SignOff.table_id == tid, SignOff.session == session).order_by(SignOff.id)
+        ).all()
+        return [dict(action=r.action, side=r.side, by=r.by, result_digest=r.result_digest, note=r.note)
+                for r in rows]
+
+    # ------------------------------------------------------------------ verification
+
+    def verify(self, rederive: bool = False) -> VerifyReport:
+        """Check every table's hash chain and head; name the first broken link of each.
+
+        ``rederive``: also replay each table through a fresh referee and compare the
+        derived records with the stored ones.
+        """
+        report = VerifyReport()
+        with self.engine.connect() as conn:
+            heads = conn.execute(select(TableHead).order_by(TableHead.table_id)).all()
+            for head in heads:
+                report.tables += 1
+                problem = self._verify_table(conn, head, report, rederive)
+                if problem:
+                    report.problems.append(f"table {head.table_id}: {problem}")
+        return report
+
+    def _verify_table(self, conn: Connection, head: TableHead, report: VerifyReport,
+                      rederive: bool) -> str | None:
+        prev, seq = GENESIS, 0
+        deriver = self.derivation.new(head.ruleset) if rederive else None
+        rows = conn.execute(
+            select(TableEvent).where(TableEvent.table_id == head.table_id).order_by(TableEvent.seq)
+        )
+        for row in rows:
+            report.events += 1
+            seq += 1
+            if row.seq != seq:
+                return f"seq {seq} is missing (next stored is {row.seq})"
+            if row.prev_hash != prev:
+                return f"seq {seq}: link to the previous event is broken (prev_hash differs)"
+            if chain_hash(prev, head.table_id, seq, row.body) != row.hash:
+                return f"seq {seq}: content does not match its hash (edited after it was stored)"
+            prev = row.hash
+            if deriver is not None:
+                deriver.feed(json.loads(row.body))
+        if seq != head.head_seq or prev != head.head_hash:
+            return f"head says seq {head.head_seq} but the chain ends at seq {seq} (events removed?)"
+        if deriver is not None:
+            stored = [json.loads(b) for b in conn.execute(
+                select(DerivedRecord.body).where(
+                    DerivedRecord.table_id == head.table_id, DerivedRecord.generation == head.generation)
+                .order_by(DerivedRecord.idx)).scalars()]
+            fresh = [r for r in deriver.records() if r.get("type") in DERIVED_TYPES]
+            if [canonical(r) for r in fresh] != [canonical(r) for r in stored]:
+                first = next((i for i, (a, b) in enumerate(zip(fresh, stored)) if a != b),
+                             min(len(fresh), len(stored)))
+                return f"derived record {first} differs from a fresh replay of the events"
+        return None
+
+
+class _StaleHead(Exception):
+    """The head row changed under us (a conditional update matched no row)."""
+
+
+def _is_busy(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return "locked" in text or "busy" in text or "could not serialize" in text
+
+
+def _records(conn: Connection, table_id: str | None, types: Iterable[str] | None,
+             generation: int | None) -> list[dict]:
+    query = (
+        select(DerivedRecord.table_id, DerivedRecord.body)
+        .join(TableHead, TableHead.table_id == DerivedRecord.table_id)
+        .order_by(DerivedRecord.table_id, DerivedRecord.idx)
+    )
+    if generation is None:
+        query = query.where(DerivedRecord.generation == TableHead.generation)
+    else:
+        query = query.where(DerivedRecord.generation == generation)
+    if table_id is not None:
+        query = query.where(DerivedRecord.table_id == table_id)
+    if types is not None:
+        query = query.where(DerivedRecord.type.in_(list(types)))
+    return [{**json.loads(r.body), "table": r.table_id} for r in conn.execute(query)]
+
+
+def _session_result(conn: Connection, tid: str, session: int) -> dict:
+    """The current result of the ``session``-th session of a table (1-based)."""
+    results = _records(conn, tid, ("session_result",), None)
+    if not 1 <= session <= len(results):
+        raise signoff.SignOffError(f"table {tid}: no session result #{session} recorded")
+    result = dict(results[session - 1])
+    result.pop("table")
+    return result
