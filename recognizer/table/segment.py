@@ -1,0 +1,130 @@
+"""Play segmentation: per-area readings over time -> ``play``/``pass``/``report``.
+
+Pure logic, no pixels: each frame an area is either *in flux* (its pixels moving: a hand,
+cards being laid) or *still* with a reading (the multiset of cards the reader sees, and
+the tokens whose markers lie in the area). A state counts once it has stayed the same for
+``stable_s`` seconds of frame time; only then is it compared with the area's last stable
+state. That alone rules out a hand passing over, flicker and single-frame misreads.
+
+What a new stable card multiset ``S`` means, given the last stable one ``L`` and the last
+play ``P`` that lay in the area:
+
+* ``S == L``: nothing happened (a card was straightened, a hand came and went);
+* ``S`` empty: the area was cleared or its cards turned face down (end of a round) —
+  no play, and the area forgets ``P``;
+* ``S`` inside ``P``: part of the last play is hidden or being swept away — no play;
+* ``S`` strictly contains a non-empty ``P``: cards were laid beside the last play — a
+  play of the added cards ``S - P``;
+* otherwise: a play of ``S``.
+
+Each token kind (``report``, ``pass``) that appears in a stable state and was not in the
+previous one is one observation. The first stable state of an area is what lay there
+when watching began: it is the past, not a play.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from referee.cards import card_name
+
+
+@dataclass(frozen=True)
+class AreaState:
+    """What a still area shows: cards as a sorted tuple (a multiset), token kinds."""
+
+    cards: tuple[int, ...]
+    tokens: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A ``play``/``pass``/``report`` seen in ``seat``'s area, dated by the first frame
+    (``t``, ``frame``) of the stable state that shows it."""
+
+    type: str
+    seat: str
+    t: float
+    frame: int
+    cards: tuple[int, ...] = ()
+    confidence: float = 1.0
+
+    def to_json(self, crop: str | None = None) -> dict[str, Any]:
+        event: dict[str, Any] = {"type": self.type, "seat": self.seat}
+        if self.type == "play":
+            event["cards"] = [card_name(c) for c in self.cards]
+        event.update(
+            t=round(self.t, 3),
+            source="camera",
+            confidence=round(self.confidence, 3),
+            evidence={"frame": self.frame, "crop": crop},
+        )
+        return event
+
+
+class AreaSegmenter:
+    """The segmentation state machine of one seat's play area."""
+
+    def __init__(self, seat: str, stable_s: float = 0.6) -> None:
+        if stable_s < 0:
+            raise ValueError(f"stable time must be >= 0 s, got {stable_s!r}")
+        self.seat = seat
+        self.stable_s = stable_s
+        self._candidate: AreaState | None = None
+        self._since: tuple[float, int] = (0.0, 0)
+        self._confidence = 1.0
+        self._committed = False
+        self._last: AreaState | None = None
+        self._last_play: tuple[int, ...] = ()
+
+    @property
+    def candidate_start(self) -> tuple[float, int] | None:
+        """(t, frame) where the current candidate state began, if there is one."""
+        return self._since if self._candidate is not None else None
+
+    def feed(
+        self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0
+    ) -> list[Observation]:
+        """One frame: ``state`` is what the still area shows, ``None`` while in flux."""
+        if state is None:
+            self._candidate = None
+            return []
+        if state != self._candidate:
+            self._candidate, self._since, self._confidence = state, (t, frame), confidence
+            self._committed = False
+        else:
+            self._confidence = min(self._confidence, confidence)
+        if self._committed or t - self._since[0] < self.stable_s:
+            return []
+        self._committed = True
+        return self._commit(state)
+
+    def _commit(self, state: AreaState) -> list[Observation]:
+        last, self._last = self._last, state
+        if last is None:
+            self._last_play = state.cards
+            return []
+        t, frame = self._since
+        found: list[Observation] = []
+        if state.cards != last.cards:
+            played = self._played(state.cards)
+            if played:
+                found.append(Observation("play", self.seat, t, frame, played, self._confidence))
+        for kind in sorted(state.tokens - last.tokens):
+            found.append(Observation(kind, self.seat, t, frame))
+        return found
+
+    def _played(self, cards: tuple[int, ...]) -> tuple[int, ...]:
+        seen, last_play = Counter(cards), Counter(self._last_play)
+        if not cards:
+            self._last_play = ()
+            return ()
+        if seen <= last_play:
+            return ()
+        added = seen - last_play
+        self._last_play = cards
+        if last_play and last_play < seen:
+            return tuple(sorted(added.elements()))
+        return cards

@@ -1,0 +1,174 @@
+"""The per-frame pipeline of a table camera: frame -> observations (JSON-ready dicts).
+
+markers -> calibration -> coarse per-area views -> change detection -> card reader (only
+for areas whose pixels changed since they were last read, and only once they are
+still) -> :class:`~.segment.AreaSegmenter`. The card reader and the frames come in from
+outside, so the same pipeline runs on a camera, a video file or a rendered clip with a
+reader that knows the ground truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from .calibration import Calibrator
+from .layout import TableLayout
+from .markers import Marker, MarkerDetector, token_kind
+from .rectify import AreaViews
+from .segment import AreaSegmenter, AreaState
+
+
+class AreaReading(Protocol):
+    cards: list[int]
+    confidence: float
+
+
+class AreaReader(Protocol):
+    """Anything that reads the cards in one play-area crop (BGR)."""
+
+    def read(self, image_bgr: np.ndarray) -> AreaReading: ...
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    stable_s: float = 0.6
+    """How long an area must show the same thing before it counts."""
+    small_scale: float = 0.25
+    """Downscale of the grey frame the coarse area views are warped from."""
+    motion_px_per_mm: float = 0.25
+    level_diff: int = 20
+    """Grey-level difference (after brightness normalisation) that counts as changed."""
+    motion_fraction: float = 0.01
+    """Fraction of an area's pixels that must differ from the previous frame: in flux."""
+    change_fraction: float = 0.01
+    """Fraction that must differ from the view last read: read the area again."""
+
+
+def changed_fraction(a: np.ndarray, b: np.ndarray, level: int) -> float:
+    """Share of pixels that differ by more than ``level`` once both views are scaled to the
+    same mean brightness (a cloud or a lamp changes the gain, not the cards)."""
+    fa, fb = a.astype(np.float32), b.astype(np.float32)
+    fb *= (fa.mean() + 1.0) / (fb.mean() + 1.0)
+    return float(np.count_nonzero(np.abs(fa - fb) > level)) / a.size
+
+
+class _Area:
+    """What the watcher remembers about one area between frames."""
+
+    def __init__(self, seat: str, stable_s: float) -> None:
+        self.segmenter = AreaSegmenter(seat, stable_s)
+        self.previous: np.ndarray | None = None
+        self.read_view: np.ndarray | None = None
+        self.was_moving = False
+        self.reading: tuple[tuple[int, ...], float] = ((), 1.0)
+        self.crops: dict[int, np.ndarray] = {}
+
+
+class TableWatcher:
+    """Feed frames with :meth:`process`; get observations as dicts shaped like table events.
+
+    ``reader`` is one reader for every area, or a mapping seat -> reader. ``crops_dir``:
+    where to save the area crop that evidences each observation (``None``: no crops).
+    """
+
+    def __init__(
+        self,
+        reader: AreaReader | Mapping[str, AreaReader],
+        layout: TableLayout | None = None,
+        settings: WatchSettings | None = None,
+        crops_dir: str | Path | None = None,
+        detector: MarkerDetector | None = None,
+        calibrator: Calibrator | None = None,
+    ) -> None:
+        self.layout = layout or TableLayout()
+        self.settings = settings or WatchSettings()
+        seats = [a.seat for a in self.layout.areas]
+        self.readers = dict(reader) if isinstance(reader, Mapping) else {s: reader for s in seats}
+        self.crops_dir = Path(crops_dir) if crops_dir is not None else None
+        self.detector = detector or MarkerDetector()
+        self.calibrator = calibrator or Calibrator(self.layout)
+        self.areas = {s: _Area(s, self.settings.stable_s) for s in seats}
+        self.reads = 0
+        self._views: AreaViews | None = None
+
+    def process(self, frame: np.ndarray, t: float, index: int) -> list[dict[str, Any]]:
+        """One BGR frame at frame time ``t`` (seconds) -> the observations it completes."""
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3:
+            raise ValueError(f"frame {index}: expected a BGR image, got {getattr(frame, 'shape', frame)!r}")
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        markers = self.detector.detect(gray)
+        events: list[dict[str, Any]] = []
+        status = self.calibrator.update(markers, t)
+        if status is not None:
+            events.append({"type": "calibration", "status": status, "t": round(t, 3)})
+            self._views = None
+            for area in self.areas.values():
+                area.previous = area.read_view = None
+        if not self.calibrator.valid:
+            return events
+        s = self.settings
+        if self._views is None:
+            self._views = AreaViews(self.layout, self.calibrator.homography, s.small_scale, s.motion_px_per_mm)
+        small = cv2.resize(gray, None, fx=s.small_scale, fy=s.small_scale, interpolation=cv2.INTER_AREA)
+        tokens = self._tokens(markers)
+        for seat, area in self.areas.items():
+            view = self._views.small(seat, small)
+            state = None
+            moving = area.previous is not None and changed_fraction(view, area.previous, s.level_diff) > s.motion_fraction
+            area.previous = view
+            # Cards only change under a hand: once an area settles after moving it is read
+            # again even if the coarse view looks the same (7H for 7D is a few pixels).
+            settled, area.was_moving = area.was_moving and not moving, moving
+            if not moving:
+                if (
+                    settled
+                    or area.read_view is None
+                    or changed_fraction(view, area.read_view, s.level_diff) > s.change_fraction
+                ):
+                    crop = self._views.crop(seat, frame)
+                    reading = self.readers[seat].read(crop)
+                    self.reads += 1
+                    area.read_view = view
+                    area.reading = (tuple(sorted(reading.cards)), float(reading.confidence))
+                    if self.crops_dir is not None:
+                        area.crops[index] = crop
+                state = AreaState(area.reading[0], tokens.get(seat, frozenset()))
+            for obs in area.segmenter.feed(t, index, state, area.reading[1]):
+                events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
+            self._forget_crops(area)
+        return events
+
+    def _tokens(self, markers: list[Marker]) -> dict[str, frozenset[str]]:
+        """Token kinds per seat, from the markers whose centre lies in that seat's area."""
+        found: dict[str, set[str]] = {}
+        pairs = [(kind, m) for m in markers if (kind := token_kind(m.id))]
+        if not pairs:
+            return {}
+        centres = np.array([m.center for _, m in pairs], np.float32).reshape(-1, 1, 2)
+        table = cv2.perspectiveTransform(centres, self.calibrator.homography).reshape(-1, 2)
+        for (kind, _), point in zip(pairs, table):
+            if (area := self.layout.area_at(point)) is not None:
+                found.setdefault(area.seat, set()).add(kind)
+        return {seat: frozenset(kinds) for seat, kinds in found.items()}
+
+    def _save_crop(self, area: _Area, frame: int, seat: str) -> str | None:
+        crop = area.crops.get(frame)
+        if self.crops_dir is None or crop is None:
+            return None
+        self.crops_dir.mkdir(parents=True, exist_ok=True)
+        path = self.crops_dir / f"{frame:06d}_{seat}.png"
+        cv2.imwrite(str(path), crop)
+        return str(path)
+
+    def _forget_crops(self, area: _Area) -> None:
+        """Keep only the crop the current candidate state started from."""
+        start = area.segmenter.candidate_start
+        keep = start[1] if start else None
+        for frame in [f for f in area.crops if f != keep]:
+            del area.crops[frame]
