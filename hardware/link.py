@@ -26,6 +26,21 @@ def port_opener(url: str, baudrate: int) -> PortOpener:
     return lambda: serial.serial_for_url(url, baudrate=baudrate)
 
 
+class GuardedReaderThread(serial.threaded.ReaderThread):
+    """pyserial's read loop asks ``in_waiting`` outside its ``try``: the ``OSError`` of a
+    hung-up pty or a pulled USB adapter would end the thread without ``connection_lost``.
+    Report it like any other lost connection."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except OSError as exc:
+            self.alive = False
+            protocol, self.protocol = self.protocol, None
+            if protocol is not None:
+                protocol.connection_lost(exc)
+
+
 class ReaderLink(threading.Thread):
     """Keeps one reader connected and its reads flowing into a queue.
 
@@ -69,7 +84,7 @@ class ReaderLink(threading.Thread):
                 self._stopping.wait(self.retry)
 
     def _serve(self, port: serial.SerialBase) -> None:
-        thread = serial.threaded.ReaderThread(port, lambda: self.protocol_factory(self.queue.put, self.stats))
+        thread = GuardedReaderThread(port, lambda: self.protocol_factory(self.queue.put, self.stats))
         thread.start()
         try:
             thread.connect()

@@ -278,15 +278,30 @@ class ChafonProtocol(ReaderProtocol):
                 del buf[0]
                 continue
             if len(buf) < n + 1:
-                break
+                # Noise may claim a long frame; a complete valid frame further on wins.
+                start = self._later_frame()
+                if start is None:
+                    break
+                self.skip("garbage_bytes", start, bytes(buf[:start]))
+                del buf[:start]
+                continue
             frame = bytes(buf[: n + 1])
-            if crc16_mcrf4xx(frame[:-2]) != frame[-2] | frame[-1] << 8:
+            if not _crc_ok(frame):
                 self.skip("bad_checksums", 1, frame)
                 self.stats.count("garbage_bytes")
                 del buf[0]
                 continue
             del buf[: n + 1]
             self.handle_packet(frame)
+
+    def _later_frame(self) -> int | None:
+        """Where a complete frame with a good CRC starts after the first byte, if anywhere."""
+        buf = self.buffer
+        for i in range(1, len(buf) - self.MIN_LEN):
+            n = buf[i]
+            if n >= self.MIN_LEN and i + n + 1 <= len(buf) and _crc_ok(buf[i : i + n + 1]):
+                return i
+        return None
 
     def handle_packet(self, packet: bytes) -> None:
         adr, cmd, status, payload = packet[1], packet[2], packet[3], packet[4:-2]
@@ -337,6 +352,10 @@ class ChafonProtocol(ReaderProtocol):
         if i != len(rest):
             return None
         return antenna, tags
+
+
+def _crc_ok(frame: bytes | bytearray) -> bool:
+    return crc16_mcrf4xx(frame[:-2]) == frame[-2] | frame[-1] << 8
 
 
 class Chafon288Protocol(ChafonProtocol):
