@@ -56,11 +56,22 @@ def classify_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def resolve_ruleset(name_or_path: str):
+    """``--ruleset``: a named ruleset, or a TOML file read here (the engine does no I/O)."""
+    from pathlib import Path
+
+    from referee.rulesets import load_ruleset, ruleset_from_toml
+
+    if name_or_path.endswith(".toml"):
+        path = Path(name_or_path)
+        return ruleset_from_toml(path.read_text(encoding="utf-8"), name=path.stem)
+    return load_ruleset(name_or_path)
+
+
 def replay_command(args: argparse.Namespace) -> int:
     from referee.engine import Referee
-    from referee.rulesets import load_ruleset
 
-    referee = Referee(load_ruleset(args.ruleset))
+    referee = Referee(resolve_ruleset(args.ruleset))
     with open(args.events, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():

@@ -1,0 +1,320 @@
+"""Table events (DESIGN.md), parsed and validated into frozen dataclasses.
+
+``parse_event`` is the one door every input comes through (camera, RFID, operator, file):
+it checks the shape and the notation and raises :class:`EventError` naming the field, so
+the engine behind it only ever sees well-formed events. Whether an event makes sense *now*
+(whose turn, which phase) is the engine's business.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import Card, CardError, card_name, parse_card, parse_cards
+from .combos import CombType, ComboError, parse_comb_type
+from .seats import Seat, SeatError, Side, parse_seat, parse_side
+
+PENALTY_LEVELS = ("warning", "violation", "foul", "loss")
+
+
+class EventError(ValueError):
+    """A malformed table event; the message names the field and the bad value."""
+
+
+@dataclass(frozen=True)
+class Event:
+    t: float
+    table: str | None = field(default=None, kw_only=True)
+    id: str | None = field(default=None, kw_only=True)
+    evidence: Any = field(default=None, kw_only=True, compare=False)
+
+
+@dataclass(frozen=True)
+class SessionStart(Event):
+    teams: dict[str, str] = field(default_factory=dict)
+    ruleset: str | None = None
+
+
+@dataclass(frozen=True)
+class DealStart(Event):
+    deal: int = 0
+    hands: dict[Seat, tuple[Card, ...]] | None = None
+    first_leader: Seat | None = None
+
+
+@dataclass(frozen=True)
+class Tribute(Event):
+    seat: Seat = "S"
+    to: Seat = "S"
+    card: Card = 0
+
+
+@dataclass(frozen=True)
+class Return(Event):
+    seat: Seat = "S"
+    to: Seat = "S"
+    card: Card = 0
+
+
+@dataclass(frozen=True)
+class Play(Event):
+    seat: Seat = "S"
+    cards: tuple[Card, ...] = ()
+    declared: CombType | None = None
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
+class Pass(Event):
+    seat: Seat = "S"
+
+
+@dataclass(frozen=True)
+class Report(Event):
+    seat: Seat = "S"
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class AskCount(Event):
+    seat: Seat = "S"
+    of: Seat = "S"
+
+
+@dataclass(frozen=True)
+class Correction(Event):
+    of: str = ""
+    event: Event | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Penalty(Event):
+    side: Side = "NS"
+    level: str = "warning"
+    rule: str = ""
+    by: str | None = None
+    seat: Seat | None = None
+
+
+@dataclass(frozen=True)
+class Arrival(Event):
+    side: Side = "NS"
+    minutes_late: float = 0
+
+
+@dataclass(frozen=True)
+class Tick(Event):
+    pass
+
+
+@dataclass(frozen=True)
+class SessionEnd(Event):
+    pass
+
+
+@dataclass(frozen=True)
+class Conflict(Event):
+    """Two sources read one play area differently (camera vs RFID): a human decides."""
+
+    seat: Seat = "S"
+    readings: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _get(obj: dict, key: str, kind: str, required: bool = True) -> Any:
+    if key not in obj or obj[key] is None:
+        if required:
+            raise EventError(f"{kind} event needs field {key!r}")
+        return None
+    return obj[key]
+
+
+def _seat(obj: dict, key: str, kind: str, required: bool = True) -> Seat | None:
+    value = _get(obj, key, kind, required)
+    if value is None:
+        return None
+    try:
+        return parse_seat(value)
+    except SeatError as exc:
+        raise EventError(f"{kind}.{key}: {exc}") from None
+
+
+def _card(obj: dict, key: str, kind: str) -> Card:
+    try:
+        return parse_card(_get(obj, key, kind))
+    except CardError as exc:
+        raise EventError(f"{kind}.{key}: {exc}") from None
+
+
+def _cards(obj: dict, key: str, kind: str) -> tuple[Card, ...]:
+    value = _get(obj, key, kind)
+    if not isinstance(value, (list, str)):
+        raise EventError(f"{kind}.{key}: expected a list of cards, got {value!r}")
+    try:
+        return tuple(parse_cards(value))
+    except CardError as exc:
+        raise EventError(f"{kind}.{key}: {exc}") from None
+
+
+def _number(obj: dict, key: str, kind: str, required: bool = True) -> float | None:
+    value = _get(obj, key, kind, required)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise EventError(f"{kind}.{key}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _parse_session_start(obj: dict, common: dict) -> Event:
+    teams = obj.get("teams") or {}
+    if not isinstance(teams, dict) or not all(isinstance(v, str) for v in teams.values()):
+        raise EventError(f"session_start.teams: expected {{'NS': name, 'EW': name}}, got {teams!r}")
+    try:
+        teams = {parse_side(k): v for k, v in teams.items()}
+    except SeatError as exc:
+        raise EventError(f"session_start.teams: {exc}") from None
+    ruleset = obj.get("ruleset")
+    if ruleset is not None and not isinstance(ruleset, str):
+        raise EventError(f"session_start.ruleset: expected a name, got {ruleset!r}")
+    return SessionStart(teams=teams, ruleset=ruleset, **common)
+
+
+def _parse_deal_start(obj: dict, common: dict) -> Event:
+    deal = obj.get("deal", 0)
+    if isinstance(deal, bool) or not isinstance(deal, int) or deal < 0:
+        raise EventError(f"deal_start.deal: expected a deal number, got {deal!r}")
+    hands = obj.get("hands")
+    parsed = None
+    if hands is not None:
+        if not isinstance(hands, dict):
+            raise EventError(f"deal_start.hands: expected {{seat: [cards]}}, got {hands!r}")
+        parsed = {}
+        for seat, cards in hands.items():
+            try:
+                parsed[parse_seat(seat)] = tuple(parse_cards(cards))
+            except (SeatError, CardError, AttributeError, TypeError) as exc:
+                raise EventError(f"deal_start.hands[{seat!r}]: {exc}") from None
+    return DealStart(deal=deal, hands=parsed, first_leader=_seat(obj, "first_leader", "deal_start", False), **common)
+
+
+def _parse_transfer(cls):
+    def parse(obj: dict, common: dict) -> Event:
+        kind = obj["type"]
+        return cls(seat=_seat(obj, "seat", kind), to=_seat(obj, "to", kind), card=_card(obj, "card", kind), **common)
+
+    return parse
+
+
+def _parse_play(obj: dict, common: dict) -> Event:
+    cards = _cards(obj, "cards", "play")
+    if not 1 <= len(cards) <= 27:
+        raise EventError(f"play.cards: a play has at least one card, got {len(cards)}")
+    declared = obj.get("declared")
+    if declared is not None:
+        try:
+            declared = parse_comb_type(declared)
+        except ComboError as exc:
+            raise EventError(f"play.declared: {exc}") from None
+    return Play(
+        seat=_seat(obj, "seat", "play"),
+        cards=cards,
+        declared=declared,
+        confidence=_number(obj, "confidence", "play", False),
+        **common,
+    )
+
+
+def _parse_report(obj: dict, common: dict) -> Event:
+    count = obj.get("count")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 27):
+        raise EventError(f"report.count: expected 0..27, got {count!r}")
+    return Report(seat=_seat(obj, "seat", "report"), count=count, **common)
+
+
+def _parse_correction(obj: dict, common: dict) -> Event:
+    of = _get(obj, "of", "correction")
+    replacement = _get(obj, "event", "correction")
+    if not isinstance(replacement, dict):
+        raise EventError(f"correction.event: expected the replacement event object, got {replacement!r}")
+    replacement = dict(replacement)
+    replacement.setdefault("t", common["t"])
+    replacement.setdefault("id", str(of))
+    inner = parse_event(replacement)
+    if isinstance(inner, (Correction, SessionStart)):
+        raise EventError(f"correction.event: a {replacement['type']} cannot replace a table event")
+    return Correction(of=str(of), event=inner, by=obj.get("by"), **common)
+
+
+def _parse_penalty(obj: dict, common: dict) -> Event:
+    level = _get(obj, "level", "penalty")
+    if level not in PENALTY_LEVELS:
+        raise EventError(f"penalty.level: expected one of {', '.join(PENALTY_LEVELS)}, got {level!r}")
+    rule = _get(obj, "rule", "penalty")
+    if not isinstance(rule, str):
+        raise EventError(f"penalty.rule: expected a rule ID such as 'P4', got {rule!r}")
+    try:
+        side = parse_side(_get(obj, "side", "penalty"))
+    except SeatError as exc:
+        raise EventError(f"penalty.side: {exc}") from None
+    return Penalty(side=side, level=level, rule=rule, by=obj.get("by"), seat=_seat(obj, "seat", "penalty", False), **common)
+
+
+def _parse_arrival(obj: dict, common: dict) -> Event:
+    try:
+        side = parse_side(_get(obj, "side", "arrival"))
+    except SeatError as exc:
+        raise EventError(f"arrival.side: {exc}") from None
+    minutes = _number(obj, "minutes_late", "arrival")
+    if minutes < 0:
+        raise EventError(f"arrival.minutes_late: must not be negative, got {minutes!r}")
+    return Arrival(side=side, minutes_late=minutes, **common)
+
+
+def _parse_conflict(obj: dict, common: dict) -> Event:
+    readings = _get(obj, "readings", "conflict")
+    if not isinstance(readings, dict):
+        raise EventError(f"conflict.readings: expected {{source: [cards]}}, got {readings!r}")
+    try:
+        named = {str(k): [card_name(c) for c in parse_cards(v)] for k, v in readings.items()}
+    except (CardError, AttributeError, TypeError) as exc:
+        raise EventError(f"conflict.readings: {exc}") from None
+    return Conflict(seat=_seat(obj, "seat", "conflict"), readings=named, **common)
+
+
+_PARSERS = {
+    "session_start": _parse_session_start,
+    "deal_start": _parse_deal_start,
+    "tribute": _parse_transfer(Tribute),
+    "return": _parse_transfer(Return),
+    "play": _parse_play,
+    "pass": lambda obj, common: Pass(seat=_seat(obj, "seat", "pass"), **common),
+    "report": _parse_report,
+    "ask_count": lambda obj, common: AskCount(seat=_seat(obj, "seat", "ask_count"), of=_seat(obj, "of", "ask_count"), **common),
+    "correction": _parse_correction,
+    "penalty": _parse_penalty,
+    "arrival": _parse_arrival,
+    "tick": lambda obj, common: Tick(**common),
+    "session_end": lambda obj, common: SessionEnd(**common),
+    "conflict": _parse_conflict,
+}
+EVENT_TYPES = tuple(_PARSERS)
+
+
+def parse_event(obj: Any) -> Event:
+    """Validate one table-event object; raises :class:`EventError` naming what was wrong."""
+    if not isinstance(obj, dict):
+        raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise EventError(f"unknown event type {kind!r} (known: {', '.join(EVENT_TYPES)})")
+    t = _number(obj, "t", kind)
+    event_id = obj.get("id")
+    if event_id is not None and not isinstance(event_id, (str, int)):
+        raise EventError(f"{kind}.id: expected a string, got {event_id!r}")
+    table = obj.get("table")
+    common = {"t": t, "table": None if table is None else str(table), "id": None if event_id is None else str(event_id),
+              "evidence": obj.get("evidence")}
+    return parser(obj, common)

@@ -1,0 +1,86 @@
+"""The state of a table: a session (a round between two pairs) and the deal in progress.
+
+Plain mutable records owned by one :class:`referee.engine.Referee`; they are always the
+replay of the accepted events, so a snapshot is just a pickle of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .cards import Card, Rank
+from .combos import Reading
+from .rulesets import Ruleset
+from .seats import SEATS, Seat, Side, next_seat
+
+
+@dataclass
+class Clock:
+    """A running time limit (K1-K3): who owes an action since when; flagged once (K4)."""
+
+    seat: Seat | None
+    start: float
+    limit: float
+    rule: str
+    what: str
+    flagged: bool = False
+
+
+@dataclass
+class DealState:
+    number: int
+    level: Rank
+    started_at: float
+    hands: dict[Seat, list[Card]] | None
+    counts: dict[Seat, int] = field(default_factory=lambda: {s: 27 for s in SEATS})
+    phase: str = "play"  # "tribute" (tributes and returns), "play", "over"
+    # tribute and return (T1-T6)
+    payers: tuple[Seat, ...] = ()
+    winner: Seat | None = None  # the previous deal's 上游
+    paid: dict[Seat, tuple[Seat, Card]] = field(default_factory=dict)  # payer -> (receiver, card)
+    returned: set[Seat] = field(default_factory=set)  # receivers who returned
+    # play (P1-P7)
+    turn: Seat | None = None  # None before an unknown first leader has played
+    table: Reading | None = None
+    table_cards: tuple[Card, ...] = ()
+    table_seat: Seat | None = None
+    passes: int = 0
+    round: int = 1
+    out: list[Seat] = field(default_factory=list)
+    played_faces: dict[Card, int] = field(default_factory=dict)
+    # reporting (R1-R2)
+    report_due: Seat | None = None
+    reported: set[Seat] = field(default_factory=set)
+    crossed: set[Seat] = field(default_factory=set)
+    # clock and penalties
+    clocks: dict[str, Clock] = field(default_factory=dict)
+    forbidden: Seat | None = None  # X2: the violator's next play is forbidden
+
+    def active(self, seat: Seat) -> bool:
+        return seat not in self.out
+
+    def next_active(self, seat: Seat) -> Seat:
+        nxt = next_seat(seat)
+        while nxt in self.out:
+            nxt = next_seat(nxt)
+        return nxt
+
+
+@dataclass
+class SessionState:
+    ruleset: Ruleset
+    teams: dict[Side, str]
+    started_at: float
+    levels: dict[Side, int] = field(default_factory=lambda: {"NS": 0, "EW": 0})
+    level_side: Side | None = None
+    a_failures: dict[Side, int] = field(default_factory=lambda: {"NS": 0, "EW": 0})
+    deals_played: int = 0
+    last_order: tuple[Seat, ...] | None = None
+    no_tribute: bool = False  # X3: no tribute in the deal after a foul
+    next_leader: Seat | None = None  # X3/T5: who leads the next deal when there is no tribute
+    penalties: dict[Side, dict[str, int]] = field(
+        default_factory=lambda: {s: {"warning": 0, "violation": 0, "foul": 0} for s in ("NS", "EW")}
+    )
+    deciding_deal: bool = False  # W1: time is up at equal levels, one more deal decides
+    over: bool = False
+    deal: DealState | None = None
