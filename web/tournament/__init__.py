@@ -1,0 +1,1 @@
+"""Tournaments: pairs, Swiss pairings, standings with the S2 tie-break chains, exports."""

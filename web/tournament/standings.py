@@ -1,0 +1,153 @@
+"""Standings of a multi-round event with the tie-break chains of S2.
+
+Pure: match results in, ranked rows out. Per round a pair scores 2 match points for a
+win, 1 for a draw, 0 for a loss, and level-difference points on the 26-point scale
+(13 ± d, d capped at 13). Two chains rank equal match points:
+
+- ``competition`` (000): 去首累进分 (the sum of the running match-point totals after
+  round 2, 3, ... i.e. leaving out round 1), rounds won, level-difference points, total
+  upgrades, then lot;
+- ``001``: opponents' total match points, total (signed) level difference, total
+  upgrades, then lot.
+
+A forfeit (K5, X4) counts 17:0: the winner gets 2 match points, 17 table points and
+13 + 4 level-difference points (X4 records the winner 4 levels above), the forfeiting
+pair 0 and 0. A bye counts as a forfeit win (the pair could not play through no fault
+of its own).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+CHAINS: dict[str, tuple[str, ...]] = {
+    "competition": ("match_points", "progressive", "rounds_won", "ld_points", "upgrades"),
+    "001": ("match_points", "opponents_points", "level_difference", "upgrades"),
+}
+FORFEIT_D = 4
+FORFEIT_SCORE = (17, 0)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """The outcome of one table of one round, as the standings need it.
+
+    ``winner`` is ``"NS"``, ``"EW"`` or None (draw); ``ew`` None is a bye; ``forfeit``
+    names the pair that forfeited; ``upgrades`` counts each side's levels gained.
+    """
+
+    round: int
+    ns: str
+    ew: str | None
+    winner: str | None = None
+    level_difference: int = 0
+    score: tuple[int, int] = (14, 14)
+    upgrades: tuple[int, int] = (0, 0)
+    forfeit: str | None = None
+
+
+@dataclass(frozen=True)
+class PairRound:
+    """One pair's line for one round."""
+
+    round: int
+    pair: str
+    opponent: str | None
+    match_points: int
+    won: bool
+    score: int
+    ld_points: int
+    level_difference: int
+    upgrades: int
+
+
+def pair_rounds(m: MatchResult) -> list[PairRound]:
+    """Split a match into the two pairs' lines (one line for a bye)."""
+    if m.ew is None:
+        return [PairRound(m.round, m.ns, None, 2, True, FORFEIT_SCORE[0], 13 + FORFEIT_D, FORFEIT_D, 0)]
+    if m.forfeit is not None:
+        if m.forfeit not in (m.ns, m.ew):
+            raise ValueError(f"round {m.round}: forfeit by {m.forfeit!r}, who is not at this table")
+        winner = m.ew if m.forfeit == m.ns else m.ns
+        return [
+            PairRound(m.round, winner, m.forfeit, 2, True, FORFEIT_SCORE[0], 13 + FORFEIT_D, FORFEIT_D, 0),
+            PairRound(m.round, m.forfeit, winner, 0, False, FORFEIT_SCORE[1], 0, -FORFEIT_D, 0),
+        ]
+    if m.winner not in ("NS", "EW", None):
+        raise ValueError(f"round {m.round}: winner must be NS, EW or None, not {m.winner!r}")
+    d = min(m.level_difference, 13)
+    lines = []
+    for side, pair, opp, score, ups in (("NS", m.ns, m.ew, m.score[0], m.upgrades[0]),
+                                        ("EW", m.ew, m.ns, m.score[1], m.upgrades[1])):
+        sign = 0 if m.winner is None else (1 if m.winner == side else -1)
+        mp = 1 if m.winner is None else (2 if sign > 0 else 0)
+        lines.append(PairRound(m.round, pair, opp, mp, sign > 0, score, 13 + sign * d,
+                               sign * m.level_difference, ups))
+    return lines
+
+
+@dataclass
+class Standing:
+    pair: str
+    rank: int = 0
+    rounds_played: int = 0
+    match_points: int = 0
+    progressive: int = 0
+    rounds_won: int = 0
+    ld_points: int = 0
+    level_difference: int = 0
+    upgrades: int = 0
+    opponents_points: int = 0
+    score: int = 0
+    lot: int = 0
+    opponents: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def lots(pairs: list[str], seed: int) -> dict[str, int]:
+    """The drawn lot of each pair (1 = best), reproducible from the event's seed."""
+    order = sorted(pairs)
+    random.Random(f"lot:{seed}").shuffle(order)
+    return {p: i + 1 for i, p in enumerate(order)}
+
+
+def standings(pairs: list[str], results: list[MatchResult], chain: str = "competition",
+              seed: int = 0) -> list[Standing]:
+    """Ranked standings of ``pairs`` after ``results`` under the named S2 chain."""
+    if chain not in CHAINS:
+        raise ValueError(f"unknown ranking chain {chain!r}: expected one of {', '.join(CHAINS)}")
+    rows = {p: Standing(p) for p in pairs}
+    per_round: dict[str, dict[int, int]] = {p: {} for p in pairs}
+    for m in results:
+        for line in pair_rounds(m):
+            if line.pair not in rows:
+                raise ValueError(f"round {m.round}: unknown pair {line.pair!r}")
+            row = rows[line.pair]
+            row.rounds_played += 1
+            row.match_points += line.match_points
+            row.rounds_won += line.won
+            row.ld_points += line.ld_points
+            row.level_difference += line.level_difference
+            row.upgrades += line.upgrades
+            row.score += line.score
+            if line.opponent is not None:
+                row.opponents.append(line.opponent)
+            per_round[line.pair][line.round] = per_round[line.pair].get(line.round, 0) + line.match_points
+    first = min((m.round for m in results), default=1)
+    for pair, row in rows.items():
+        running = 0
+        for rnd in sorted(per_round[pair]):
+            running += per_round[pair][rnd]
+            if rnd != first:
+                row.progressive += running
+        row.opponents_points = sum(rows[o].match_points for o in row.opponents)
+    for pair, lot in lots(pairs, seed).items():
+        rows[pair].lot = lot
+    keys = CHAINS[chain]
+    ranked = sorted(rows.values(), key=lambda r: (*(-getattr(r, k) for k in keys), r.lot))
+    for i, row in enumerate(ranked):
+        row.rank = i + 1
+    return ranked
