@@ -124,7 +124,8 @@ class Calibrator:
         return "recalibrated" if was_lost and self._moving else status
 
     def _lose(self, t: float, now: bool = False) -> str | None:
-        if self.lost or (not now and t - (self._last_seen or t) < self.lost_after_s):
+        last_seen = t if self._last_seen is None else self._last_seen
+        if self.lost or (not now and t - last_seen < self.lost_after_s):
             return None
         self.lost = True
         return "lost"

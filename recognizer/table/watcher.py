@@ -35,6 +35,17 @@ class AreaReader(Protocol):
     def read(self, image_bgr: np.ndarray) -> AreaReading: ...
 
 
+def default_reader() -> AreaReader:
+    """Part 1's card reader (ONNX model), with a clear error while it is not there."""
+    try:
+        from recognizer.reader import CardReader
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("recognizer.reader", "onnxruntime"):
+            raise
+        raise ValueError(f"the card reader is not available ({exc.name} is missing)") from None
+    return CardReader()
+
+
 @dataclass(frozen=True)
 class WatchSettings:
     stable_s: float = 0.6
@@ -56,6 +67,19 @@ def changed_fraction(a: np.ndarray, b: np.ndarray, level: int) -> float:
     fa, fb = a.astype(np.float32), b.astype(np.float32)
     fb *= (fa.mean() + 1.0) / (fb.mean() + 1.0)
     return float(np.count_nonzero(np.abs(fa - fb) > level)) / a.size
+
+
+def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayout) -> dict[str, frozenset[str]]:
+    """Token kinds per seat, from the token markers whose centre lies in that seat's area."""
+    pairs = [(kind, m) for m in markers if (kind := token_kind(m.id))]
+    if not pairs:
+        return {}
+    centres = np.array([m.center for _, m in pairs], np.float32).reshape(-1, 1, 2)
+    found: dict[str, set[str]] = {}
+    for (kind, _), point in zip(pairs, cv2.perspectiveTransform(centres, homography).reshape(-1, 2)):
+        if (area := layout.area_at(point)) is not None:
+            found.setdefault(area.seat, set()).add(kind)
+    return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
 
 class _Area:
@@ -116,7 +140,7 @@ class TableWatcher:
         if self._views is None:
             self._views = AreaViews(self.layout, self.calibrator.homography, s.small_scale, s.motion_px_per_mm)
         small = cv2.resize(gray, None, fx=s.small_scale, fy=s.small_scale, interpolation=cv2.INTER_AREA)
-        tokens = self._tokens(markers)
+        tokens = area_tokens(markers, self.calibrator.homography, self.layout)
         for seat, area in self.areas.items():
             view = self._views.small(seat, small)
             state = None
@@ -143,19 +167,6 @@ class TableWatcher:
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events
-
-    def _tokens(self, markers: list[Marker]) -> dict[str, frozenset[str]]:
-        """Token kinds per seat, from the markers whose centre lies in that seat's area."""
-        found: dict[str, set[str]] = {}
-        pairs = [(kind, m) for m in markers if (kind := token_kind(m.id))]
-        if not pairs:
-            return {}
-        centres = np.array([m.center for _, m in pairs], np.float32).reshape(-1, 1, 2)
-        table = cv2.perspectiveTransform(centres, self.calibrator.homography).reshape(-1, 2)
-        for (kind, _), point in zip(pairs, table):
-            if (area := self.layout.area_at(point)) is not None:
-                found.setdefault(area.seat, set()).add(kind)
-        return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
     def _save_crop(self, area: _Area, frame: int, seat: str) -> str | None:
         crop = area.crops.get(frame)

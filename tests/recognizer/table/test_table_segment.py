@@ -1,0 +1,121 @@
+"""The play-segmentation state machine, fed readings directly (no pixels)."""
+
+from referee.cards import parse_cards
+
+from recognizer.table.segment import AreaSegmenter, AreaState
+
+
+def state(cards: str = "", *tokens: str) -> AreaState:
+    return AreaState(tuple(sorted(parse_cards(cards))), frozenset(tokens))
+
+
+def run(seg: AreaSegmenter, timeline: list[tuple[float, AreaState | None]], fps: float = 10.0):
+    """Feed each (duration, state) for that long at ``fps``; return the observations."""
+    found, t, frame = [], 0.0, 0
+    for duration, s in timeline:
+        for _ in range(round(duration * fps)):
+            found += seg.feed(round(t, 6), frame, s)
+            t += 1 / fps
+            frame += 1
+    return found
+
+
+def test_a_stable_new_multiset_is_a_play_dated_when_it_first_showed():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (0.4, None), (1.0, state("7H 7D"))])
+    assert [(o.type, o.seat, o.cards, o.frame) for o in found] == [("play", "S", tuple(sorted(parse_cards("7H 7D"))), 14)]
+    assert abs(found[0].t - 1.4) < 1e-6
+
+
+def test_nothing_counts_before_it_has_been_stable_long_enough():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    assert run(seg, [(1.0, state()), (0.3, state("9S")), (0.1, None)]) == []
+
+
+def test_what_lay_there_when_watching_began_is_no_play():
+    seg = AreaSegmenter("E", stable_s=0.5)
+    assert run(seg, [(1.0, state("5D 5C")), (0.3, None), (1.0, state("5D 5C"))]) == []
+
+
+def test_flicker_and_single_frame_misreads_are_no_plays():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state("3S 3H")), (0.1, state("3S 8H")), (0.1, None), (1.0, state("3S 3H"))])
+    assert found == []
+
+
+def test_a_hand_passing_over_changes_nothing():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("4C")), (0.5, None), (0.2, state()), (0.3, None), (1.0, state("4C"))])
+    assert [(o.type, o.cards) for o in found] == [("play", tuple(parse_cards("4C")))]
+
+
+def test_face_down_or_cleared_cards_are_no_play_and_reset_the_area():
+    seg = AreaSegmenter("N", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (1.0, state()), (1.0, state("KS"))])
+    # KS after the area was cleared is a new play, though it is part of the old one.
+    assert [o.cards for o in found] == [tuple(sorted(parse_cards("KS KH"))), tuple(parse_cards("KS"))]
+
+
+def test_part_of_the_last_play_hidden_is_no_play_and_its_return_neither():
+    seg = AreaSegmenter("W", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("7S 7S 7D")), (1.0, state("7S")), (1.0, state("7S 7S 7D"))])
+    assert [o.cards for o in found] == [tuple(sorted(parse_cards("7S 7S 7D")))]
+
+
+def test_cards_added_beside_the_last_play_are_a_play_of_the_added_cards():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("3S")), (0.2, None), (1.0, state("3S 9H 9D"))])
+    assert [o.cards for o in found] == [tuple(parse_cards("3S")), tuple(sorted(parse_cards("9H 9D")))]
+
+
+def test_a_different_multiset_replaces_the_last_play():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("3S 3H")), (0.2, None), (1.0, state("QS QD"))])
+    assert [o.cards for o in found][-1] == tuple(sorted(parse_cards("QS QD")))
+
+
+def test_two_identical_faces_count_twice():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("9S")), (0.2, None), (1.0, state("9S 9S"))])
+    # 9S 9S strictly contains the last play 9S: the second 9S was added.
+    assert [o.cards for o in found] == [tuple(parse_cards("9S")), tuple(parse_cards("9S"))]
+
+
+def test_tokens_appearing_are_observations_once():
+    seg = AreaSegmenter("N", stable_s=0.5)
+    found = run(
+        seg,
+        [(1.0, state()), (1.0, state("", "pass")), (0.2, None), (1.0, state("", "pass")), (1.0, state("", "pass", "report"))],
+    )
+    assert [(o.type, o.seat) for o in found] == [("pass", "N"), ("report", "N")]
+
+
+def test_a_token_taken_away_and_put_back_is_a_new_observation():
+    seg = AreaSegmenter("N", stable_s=0.5)
+    found = run(seg, [(1.0, state()), (1.0, state("", "pass")), (1.0, state()), (1.0, state("", "pass"))])
+    assert [o.type for o in found] == ["pass", "pass"]
+
+
+def test_play_confidence_is_the_lowest_reading_while_it_was_stable():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    run(seg, [(1.0, state())])
+    seg.feed(1.0, 10, state("2C"), 0.9)
+    seg.feed(1.2, 12, state("2C"), 0.6)
+    found = seg.feed(1.6, 16, state("2C"), 0.95)
+    assert [(o.type, o.confidence) for o in found] == [("play", 0.6)]
+    assert found[0].to_json()["confidence"] == 0.6
+
+
+def test_observations_serialise_as_table_events_with_evidence():
+    seg = AreaSegmenter("S", stable_s=0.0)
+    seg.feed(0.0, 0, state())
+    (play,) = seg.feed(2.5, 37, state("7H 7D"), 0.8)
+    assert play.to_json("crops/000037_S.png") == {
+        "type": "play",
+        "seat": "S",
+        "cards": ["7H", "7D"],
+        "t": 2.5,
+        "source": "camera",
+        "confidence": 0.8,
+        "evidence": {"frame": 37, "crop": "crops/000037_S.png"},
+    }
