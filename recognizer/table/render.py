@@ -199,7 +199,8 @@ class TableRenderer:
             elif act.kind in TOKEN_KINDS:
                 ids = REPORT_IDS if act.kind == "report" else PASS_IDS
                 w, h = area.size_mm()
-                here = here + (Placed(ids[0], w - 45.0, h / 2, float(rng.uniform(-8, 8)), token=act.kind),)
+                u = w - 45.0 - 70.0 * len(tokens)  # beside the tokens already there
+                here = here + (Placed(ids[0], u, h / 2, float(rng.uniform(-8, 8)), token=act.kind),)
             elif act.kind != "hover":
                 raise ValueError(f"unknown act kind {act.kind!r} at t={act.t}")
             contents[act.seat] = here

@@ -96,7 +96,7 @@ class AreaSegmenter:
             self._committed = False
         else:
             self._confidence = min(self._confidence, confidence)
-        if self._committed or t - self._since[0] < self.stable_s:
+        if self._committed or t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
             return []
         self._committed = True
         return self._commit(state)
