@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee.events import PENALTY_LEVELS
+
 ROLES = ("referee", "chief")
-PENALTY_LEVELS = ("warning", "violation", "foul", "loss")
 CHIEF_ONLY_PENALTIES = ("foul", "loss")
 """X6: a referee gives warnings and violations; the chief referee fouls and losses."""
 

@@ -24,6 +24,8 @@ from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from referee.events import EVENT_TYPES
+
 from . import authority, signoff
 from .db import WRITE, make_engine, upgrade
 from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
@@ -43,10 +45,6 @@ from .models import (
 log = logging.getLogger(__name__)
 
 GENESIS = "0" * 64
-EVENT_TYPES = frozenset({
-    "session_start", "deal_start", "tribute", "return", "play", "pass", "report",
-    "ask_count", "correction", "penalty", "arrival", "tick", "session_end",
-})
 MAX_ID = 120
 APPEND_RETRIES = 5
 
@@ -308,7 +306,9 @@ class Store:
     def _state(self, conn: Connection, tid: str, head: TableHead) -> _State:
         """The referee after the head event, from cache, snapshot + tail, or full replay."""
         state = self._states.get(tid)
-        if state is not None and state.seq <= head.head_seq:
+        if state is not None and (state.seq, state.hash) == (head.head_seq, head.head_hash):
+            return state
+        if state is not None and state.seq < head.head_seq:
             at = GENESIS if state.seq == 0 else conn.execute(
                 select(TableEvent.hash).where(TableEvent.table_id == tid, TableEvent.seq == state.seq)
             ).scalar_one_or_none()

@@ -1,0 +1,73 @@
+"""The store with the real referee engine: simulated sessions, snapshots, corrections."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.engine import Referee
+from referee.rulesets import load_ruleset
+from referee.simulate import play_session
+from web.store import EventRejected, Store
+
+TEAMS = {"NS": "Pair A", "EW": "Pair B"}
+
+
+@pytest.fixture
+def real_store(db_url):
+    with Store(db_url, snapshot_every=100) as s:
+        s.add_official("Ref Li", "referee")
+        yield s
+
+
+def _import(store, events):
+    for e in events:
+        store.append(e)
+
+
+def test_simulated_session_results_are_recorded_as_derived(real_store):
+    events = play_session(5, TEAMS)
+    _import(real_store, events)
+    ref = Referee(load_ruleset("competition"))
+    for e in events:
+        ref.feed(e)
+    want = [r for r in ref.records() if r["type"] in ("deal_end", "session_result")]
+    got = real_store.results("T1")
+    assert [{k: v for k, v in r.items() if k != "table"} for r in got] == want
+    assert got[-1]["type"] == "session_result" and got[0]["type"] == "deal_end"
+    assert real_store.verify(rederive=True).ok
+
+
+def test_reopened_table_continues_from_a_snapshot(real_store, db_url):
+    events = play_session(6, TEAMS)
+    half = len(events) // 2
+    _import(real_store, events[:half])
+    with Store(db_url, snapshot_every=100) as other:
+        _import(other, events[half:])
+        assert other.results("T1")[-1]["type"] == "session_result"
+    ref = Referee(load_ruleset("competition"))
+    for e in events:
+        ref.feed(e)
+    assert real_store.referee("T1").records() == ref.records()
+
+
+def test_engine_rejection_is_reported_and_not_stored(real_store):
+    events = play_session(7, TEAMS)
+    _import(real_store, events[:10])
+    bad = {"type": "play", "table": "T1", "t": events[9]["t"] + 1, "seat": "S", "cards": ["ZZ"]}
+    with pytest.raises(EventRejected, match="ZZ"):
+        real_store.append(bad)
+    assert "ZZ" in real_store.rejected("T1")[0]["reason"]
+    assert len(real_store.events("T1")) == 10
+
+
+def test_correction_through_the_engine_starts_a_new_generation(real_store):
+    events = play_session(8, TEAMS)
+    _import(real_store, events)
+    played = next(e for e in events if e["type"] == "penalty" or e["type"] == "pass")
+    fix = {"type": "correction", "table": "T1", "t": events[-1]["t"] + 1, "of": played["id"],
+           "by": "Ref Li", "event": {k: v for k, v in played.items() if k not in ("id", "table")}}
+    real_store.append(fix)
+    assert real_store.tables()[0]["generation"] == 1
+    assert real_store.records("T1", generation=0)
+    assert real_store.audit("T1")[0]["original"]["id"] == played["id"]
+    assert real_store.verify(rederive=True).ok
