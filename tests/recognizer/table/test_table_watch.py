@@ -9,6 +9,7 @@ counts as a play, tokens, calibration — not card reading.
 from collections import Counter
 
 import cv2
+import numpy as np
 import pytest
 
 from recognizer.table.render import Act, Script, TableRenderer, TruthReaders, demo_script
@@ -100,3 +101,25 @@ def test_a_longer_stable_time_needs_longer_stillness():
     assert [e["type"] for e in long] == ["calibration", "play", "report"]
     assert short[1]["t"] < 2.8 <= short[2]["t"]
     assert 2.8 <= long[1]["t"] == long[2]["t"]
+
+
+def test_a_covered_camera_is_reported_lost_and_nothing_is_made_up_meanwhile():
+    script = Script(duration=5.0, acts=(Act(1.0, "S", "lay", (0, 1)),))
+    truth = TruthReaders()
+    watcher = TableWatcher(truth.by_seat())
+    events = []
+    for frame in TableRenderer(script, size=(960, 540), fps=FPS).frames():
+        truth.frame = frame
+        image = frame.image if not 2.5 <= frame.t < 4.0 else np.full_like(frame.image, 12)  # lens covered
+        events += watcher.process(image, frame.t, frame.index)
+    assert [(e["type"], e.get("status")) for e in events] == [
+        ("calibration", "ok"), ("play", None), ("calibration", "lost"), ("calibration", "ok"),
+    ]
+    # Last seen at 2.4 s: lost a second later.
+    assert events[2]["t"] == pytest.approx(3.4) and events[3]["t"] == pytest.approx(4.0)
+
+
+def test_frames_that_are_not_images_are_refused_by_name():
+    watcher = TableWatcher(TruthReaders().by_seat())
+    with pytest.raises(ValueError, match="frame 7: expected a BGR image"):
+        watcher.process(cv2.imread("/nonexistent.png"), 0.0, 7)
