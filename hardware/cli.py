@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--seat", help="the seat of a single-antenna reader")
     listen.add_argument("--json", action="store_true", help="one JSON object per read: seat, tag, card, t")
     listen.add_argument("--plays", action="store_true",
-                        help="print play observations and D3 deck flags (JSON lines) instead of reads")
+                        help="print play observations and D3 deck flags (JSON lines) instead of reads; "
+                             "the whole run counts as one deal")
     listen.add_argument("--settle", type=float, default=0.5,
                         help="seconds without a new card before a seat's play is complete (default 0.5)")
     listen.add_argument("--count", type=int, help="stop after this many records")

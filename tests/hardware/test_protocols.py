@@ -1,6 +1,5 @@
 """Parsers fed directly through ``data_received``: vectors, garbage, split writes, polling."""
 
-import json
 
 import pytest
 from hypothesis import given, settings
