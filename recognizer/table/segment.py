@@ -10,8 +10,10 @@ What a new stable card multiset ``S`` means, given the last stable one ``L`` and
 play ``P`` that lay in the area:
 
 * ``S == L``: nothing happened (a card was straightened, a hand came and went);
-* ``S`` empty: the area was cleared or its cards turned face down (end of a round) —
-  no play, and the area forgets ``P``;
+* ``S`` empty: the area was cleared, its cards turned face down (end of a round), or a
+  hand covers them all — no play; if cards show again within ``hidden_s`` they are
+  judged against ``P`` as before (a resting hand lifted), later the area has forgotten
+  ``P`` (a new round: whatever shows is a new play);
 * ``S`` inside ``P``: part of the last play is hidden or being swept away — no play;
 * ``S`` strictly contains a non-empty ``P``: cards were laid beside the last play — a
   play of the added cards ``S - P``;
@@ -67,11 +69,13 @@ class Observation:
 class AreaSegmenter:
     """The segmentation state machine of one seat's play area."""
 
-    def __init__(self, seat: str, stable_s: float = 0.6) -> None:
-        if stable_s < 0:
-            raise ValueError(f"stable time must be >= 0 s, got {stable_s!r}")
+    def __init__(self, seat: str, stable_s: float = 0.6, hidden_s: float = 3.0) -> None:
+        if stable_s < 0 or hidden_s < 0:
+            raise ValueError(f"stable and hidden times must be >= 0 s, got {stable_s!r}, {hidden_s!r}")
         self.seat = seat
         self.stable_s = stable_s
+        self.hidden_s = hidden_s
+        self._emptied_at: float | None = None
         self._candidate: AreaState | None = None
         self._since: tuple[float, int] = (0.0, 0)
         self._confidence = 1.0
@@ -109,22 +113,24 @@ class AreaSegmenter:
         t, frame = self._since
         found: list[Observation] = []
         if state.cards != last.cards:
-            played = self._played(state.cards)
+            played = self._played(state.cards, t)
             if played:
                 found.append(Observation("play", self.seat, t, frame, played, self._confidence))
         for kind in sorted(state.tokens - last.tokens):
             found.append(Observation(kind, self.seat, t, frame))
         return found
 
-    def _played(self, cards: tuple[int, ...]) -> tuple[int, ...]:
-        seen, last_play = Counter(cards), Counter(self._last_play)
+    def _played(self, cards: tuple[int, ...], t: float) -> tuple[int, ...]:
         if not cards:
-            self._last_play = ()
+            self._emptied_at = t
             return ()
+        if self._emptied_at is not None and t - self._emptied_at >= self.hidden_s:
+            self._last_play = ()
+        self._emptied_at = None
+        seen, last_play = Counter(cards), Counter(self._last_play)
         if seen <= last_play:
             return ()
-        added = seen - last_play
         self._last_play = cards
         if last_play and last_play < seen:
-            return tuple(sorted(added.elements()))
+            return tuple(sorted((seen - last_play).elements()))
         return cards

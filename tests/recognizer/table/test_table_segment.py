@@ -49,11 +49,21 @@ def test_a_hand_passing_over_changes_nothing():
     assert [(o.type, o.cards) for o in found] == [("play", tuple(parse_cards("4C")))]
 
 
-def test_face_down_or_cleared_cards_are_no_play_and_reset_the_area():
-    seg = AreaSegmenter("N", stable_s=0.5)
-    found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (1.0, state()), (1.0, state("KS"))])
-    # KS after the area was cleared is a new play, though it is part of the old one.
+def test_face_down_or_cleared_cards_are_no_play_and_later_reset_the_area():
+    seg = AreaSegmenter("N", stable_s=0.5, hidden_s=3.0)
+    found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (4.0, state()), (1.0, state("KS"))])
+    # KS long after the area was cleared is a new play, though it is part of the old one.
     assert [o.cards for o in found] == [tuple(sorted(parse_cards("KS KH"))), tuple(parse_cards("KS"))]
+
+
+def test_a_hand_resting_over_the_whole_play_does_not_replay_it():
+    seg = AreaSegmenter("N", stable_s=0.5, hidden_s=3.0)
+    found = run(
+        seg,
+        [(1.0, state()), (1.0, state("KS KH")), (2.0, state()), (1.0, state("KS KH")), (1.0, state()), (1.0, state("AS AH"))],
+    )
+    # The pair shows again after 2 s hidden: no play; AA after a short empty spell is one.
+    assert [o.cards for o in found] == [tuple(sorted(parse_cards("KS KH"))), tuple(sorted(parse_cards("AS AH")))]
 
 
 def test_part_of_the_last_play_hidden_is_no_play_and_its_return_neither():
