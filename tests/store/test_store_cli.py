@@ -1,0 +1,103 @@
+"""The command-line contract: import, results, standings, verify, export."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from sqlalchemy import update
+
+from referee.simulate import play_session
+from web.cli import main
+from web.store import Store
+from web.store.models import TableEvent
+
+
+@pytest.fixture
+def loc(db_url, tmp_path):
+    """Command-line options naming the test database (--data for SQLite, --db otherwise)."""
+    if db_url.startswith("sqlite"):
+        return ["--data", str(tmp_path / "guandan-data")]
+    return ["--db", db_url]
+
+
+def _write(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_import_reports_bad_lines_and_results_lists_what_was_derived(loc, tmp_path, capsys):
+    events = play_session(11, {"NS": "甲", "EW": "乙"})
+    lines = [json.dumps(e, ensure_ascii=False) for e in events]
+    lines.insert(3, "{not json")
+    lines.insert(7, json.dumps({"type": "play", "table": "T1", "t": 1e9, "seat": "S", "cards": ["ZZ"]}))
+    path = _write(tmp_path / "events.jsonl", lines)
+    assert main(["import", path, *loc]) == 1
+    out, err = capsys.readouterr()
+    assert "line 4: not JSON" in err and "line 8: " in err and "ZZ" in err
+    assert f"imported {len(events)} events into 1 table(s); 0 already stored; 2 rejected" in out
+    # a second import of the same file is idempotent (event ids)
+    assert main(["import", path, *loc]) == 1
+    assert f"imported 0 events into 1 table(s); {len(events)} already stored" in capsys.readouterr().out
+
+    assert main(["results", "--json", *loc]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    deals = [r for r in rows if r["type"] == "deal_end"]
+    assert deals and all({"table", "deal", "order", "upgrade", "levels"} <= r.keys() for r in deals)
+    assert [r["deal"] for r in deals] == list(range(1, len(deals) + 1))
+    (session,) = [r for r in rows if r["type"] == "session_result"]
+    assert session["signoff"]["state"] == "pending" and session["table"] == "T1"
+
+
+def test_verify_names_the_broken_link(loc, db_url, tmp_path, capsys):
+    events = play_session(12, {"NS": "A", "EW": "B"})[:50]
+    path = _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events])
+    assert main(["import", path, *loc]) == 0
+    assert main(["verify", "--rederive", *loc]) == 0
+    assert "OK: 1 table(s), 50 event(s) checked" in capsys.readouterr().out
+    url = db_url
+    with Store(url) as store, store.engine.begin() as conn:
+        conn.execute(update(TableEvent).where(TableEvent.seq == 17).values(body=TableEvent.body + " "))
+    assert main(["verify", *loc]) == 1
+    assert "table T1: seq 17: content does not match its hash" in capsys.readouterr().out
+
+
+def test_tournament_from_the_command_line(loc, tmp_path, capsys):
+    pairs = tmp_path / "pairs.csv"
+    with pairs.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["pair", "name", "player1", "player2", "rating"])
+        for i in range(4):
+            w.writerow([f"P{i}", f"队{i}", f"p{i}a", f"p{i}b", 1500 + i])
+    assert main(["event", "create", "CUP", "--rounds", "2", "--seed", "3", *loc]) == 0
+    assert main(["event", "pairs", "CUP", str(pairs), *loc]) == 0
+    assert main(["event", "draw", "CUP", "--by-rating", *loc]) == 0
+    draw = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["NS"], d["EW"]) for d in draw] == [("P3", "P1"), ("P2", "P0")]
+    lines = []
+    for i, d in enumerate(draw):
+        lines += [json.dumps(e) for e in play_session(20 + i, {"NS": d["NS"], "EW": d["EW"]}, table=d["table"])]
+    assert main(["import", _write(tmp_path / "r1.jsonl", lines), *loc]) == 0
+    capsys.readouterr()
+    assert main(["standings", "--json", *loc]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["rank"] for r in rows] == [1, 2, 3, 4]
+    assert sum(r["match_points"] for r in rows) == 4  # two matches, 2 points each (win or two draws)
+    assert all(r["rounds_played"] == 1 for r in rows)
+    out_pdf, out_csv, st_csv = tmp_path / "r1.pdf", tmp_path / "r1.csv", tmp_path / "st.csv"
+    assert main(["export", "sheet", "--event", "CUP", "--round", "1", "--out", str(out_pdf), *loc]) == 0
+    assert out_pdf.read_bytes().startswith(b"%PDF")
+    assert main(["export", "sheet", "--event", "CUP", "--round", "1", "--out", str(out_csv), *loc]) == 0
+    sheet = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert {r["table"] for r in sheet} == {d["table"] for d in draw}
+    assert [r["line"] for r in sheet].count("result") == 2
+    assert main(["export", "standings", "--out", str(st_csv), *loc]) == 0
+    standings = list(csv.DictReader(st_csv.open(encoding="utf-8")))
+    assert [r["pair"] for r in standings] == [r["pair"] for r in rows]
+    assert standings[0]["name"].startswith("队")
+
+
+def test_standings_need_an_event(loc, capsys):
+    assert main(["standings", *loc]) == 2
+    assert "name the event with --event (events: none)" in capsys.readouterr().err

@@ -1,0 +1,241 @@
+"""``guandan-ref`` commands of the event store and tournaments.
+
+``import``, ``results``, ``standings``, ``verify`` and ``export`` read or write the store
+in ``--data DIR`` (SQLite, default ``./guandan-data``) or at ``--db URL`` (PostgreSQL);
+``event`` and ``official`` set up a tournament. SQLAlchemy is imported in the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+
+def _store_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data", metavar="DIR", default=None,
+                        help="data directory holding the SQLite store (default ./guandan-data)")
+    common.add_argument("--db", metavar="URL", default=None,
+                        help="database URL instead, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    return common
+
+
+def _open(args):
+    from web.store import Store, store_url
+
+    return Store(store_url(args.db, args.data))
+
+
+def _json(obj) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+def register(sub) -> None:
+    common = _store_options()
+
+    p = sub.add_parser("import", parents=[common], help="append a JSON Lines file of table events to the store")
+    p.add_argument("events", metavar="EVENTS.jsonl", help="one table event per line ('-' for stdin)")
+    p.set_defaults(handler=cmd_import)
+
+    p = sub.add_parser("results", parents=[common], help="recorded deal and session results")
+    p.add_argument("--table", help="only this table")
+    p.add_argument("--json", action="store_true", help="JSON Lines (table, deal, order, upgrade, levels, ...)")
+    p.set_defaults(handler=cmd_results)
+
+    p = sub.add_parser("standings", parents=[common], help="standings of a tournament (S2)")
+    p.add_argument("--event", help="tournament id (needed when the store holds several)")
+    p.add_argument("--json", action="store_true", help="JSON Lines, best first")
+    p.set_defaults(handler=cmd_standings)
+
+    p = sub.add_parser("verify", parents=[common], help="check every table's hash chain")
+    p.add_argument("--rederive", action="store_true", help="also replay each table and compare its results")
+    p.set_defaults(handler=cmd_verify)
+
+    p = sub.add_parser("export", parents=[common], help="score sheets (CSV/PDF) or standings (CSV)")
+    p.add_argument("what", choices=("sheet", "standings"))
+    p.add_argument("--event", help="tournament id")
+    p.add_argument("--round", type=int, help="sheets of this round (default: all)")
+    p.add_argument("--table", help="sheet of this table stream (no tournament needed)")
+    p.add_argument("--out", required=True, help="output file; .pdf for a PDF score sheet, else CSV")
+    p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser("event", help="create a tournament, add pairs, draw rounds, forfeits")
+    ev = p.add_subparsers(dest="action", required=True)
+    c = ev.add_parser("create", parents=[common])
+    c.add_argument("id")
+    c.add_argument("--name", default=None)
+    c.add_argument("--ruleset", default="competition")
+    c.add_argument("--chain", default="competition", choices=("competition", "001"))
+    c.add_argument("--rounds", type=int, default=4)
+    c.add_argument("--minutes", type=int, default=50, help="round time (W1)")
+    c.add_argument("--deals", type=int, default=8, help="deal limit per round (W1)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the round-1 draw and the lot")
+    c = ev.add_parser("pairs", parents=[common], help="add pairs from a CSV: pair,name,player1,player2[,rating]")
+    c.add_argument("id")
+    c.add_argument("csv")
+    c = ev.add_parser("draw", parents=[common], help="draw the next round (round 1 random, then Swiss)")
+    c.add_argument("id")
+    c.add_argument("--by-rating", action="store_true", help="round 1 by rating instead of random")
+    c = ev.add_parser("forfeit", parents=[common], help="record a forfeit (chief referee)")
+    c.add_argument("id")
+    c.add_argument("--round", type=int, required=True)
+    c.add_argument("--pair", required=True)
+    c.add_argument("--by", required=True)
+    p.set_defaults(handler=cmd_event)
+
+    p = sub.add_parser("official", parents=[common], help="register a referee or the chief referee")
+    p.add_argument("name")
+    p.add_argument("--role", choices=("referee", "chief"), default="referee")
+    p.set_defaults(handler=cmd_official)
+
+
+def cmd_import(args) -> int:
+    from web.store import EventRejected, SequenceConflict
+
+    source = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")
+    accepted = duplicates = bad = 0
+    tables: set[str] = set()
+    with source, _open(args) as store:
+        for number, line in enumerate(source, 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as exc:
+                print(f"line {number}: not JSON: {exc.msg}", file=sys.stderr)
+                bad += 1
+                continue
+            try:
+                done = store.append(event)
+            except (EventRejected, SequenceConflict) as exc:
+                print(f"line {number}: {exc}", file=sys.stderr)
+                bad += 1
+                continue
+            duplicates += done.duplicate
+            accepted += not done.duplicate
+            tables.add(event["table"])
+    print(f"imported {accepted} events into {len(tables)} table(s); "
+          f"{duplicates} already stored; {bad} rejected")
+    return 1 if bad else 0
+
+
+def cmd_results(args) -> int:
+    with _open(args) as store:
+        results = store.results(args.table)
+        sessions: dict[str, int] = {}
+        for r in results:
+            if r["type"] == "session_result":
+                sessions[r["table"]] = sessions.get(r["table"], 0) + 1
+                r["session"] = sessions[r["table"]]
+                r["signoff"] = store.signoff_status(r["table"], r["session"]).as_dict()
+    for r in results:
+        if args.json:
+            print(_json(r))
+        elif r["type"] == "deal_end":
+            (side, k), = r["upgrade"].items()
+            print(f"{r['table']} deal {r['deal']}: {' '.join(r['order'])}  {side} +{k}  "
+                  f"NS {r['levels']['NS']} EW {r['levels']['EW']}")
+        else:
+            print(f"{r['table']} result: NS {r['levels']['NS']} EW {r['levels']['EW']}  "
+                  f"d={r['level_difference']}  {r['score']['NS']}:{r['score']['EW']}  "
+                  f"winner {r.get('winner') or 'draw'}  [{r['signoff']['state']}]")
+    return 0
+
+
+def _event_id(store, given: str | None) -> str:
+    from web.tournament import service
+
+    ids = [e["id"] for e in service.events(store)]
+    if given:
+        if given not in ids:
+            raise ValueError(f"no event {given!r} (events: {', '.join(ids) or 'none'})")
+        return given
+    if len(ids) != 1:
+        raise ValueError(f"name the event with --event (events: {', '.join(ids) or 'none'})")
+    return ids[0]
+
+
+def cmd_standings(args) -> int:
+    from web.tournament import service
+
+    with _open(args) as store:
+        event = _event_id(store, args.event)
+        rows = service.standings_of(store, event, require_all=False)
+        info = {p["pair"]: p for p in service.pairs(store, event)}
+    for row in rows:
+        data = {"event": event, "name": info[row.pair]["name"], "players": info[row.pair]["players"],
+                **row.as_dict()}
+        if args.json:
+            print(_json(data))
+        else:
+            print(f"{row.rank:3}  {row.pair:10} {data['name'][:24]:24} MP {row.match_points:3}  "
+                  f"prog {row.progressive:3}  won {row.rounds_won}  ld {row.ld_points:3}  ups {row.upgrades}")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    with _open(args) as store:
+        report = store.verify(rederive=args.rederive)
+    for problem in report.problems:
+        print(problem)
+    state = "OK" if report.ok else f"BROKEN ({len(report.problems)} table(s))"
+    print(f"{state}: {report.tables} table(s), {report.events} event(s) checked")
+    return 0 if report.ok else 1
+
+
+def cmd_export(args) -> int:
+    from web.tournament import export, service
+
+    with _open(args) as store:
+        if args.what == "standings":
+            event = _event_id(store, args.event)
+            rows = service.standings_of(store, event, require_all=False)
+            with open(args.out, "w", newline="", encoding="utf-8") as out:
+                export.write_standings_csv(rows, service.pairs(store, event), out)
+            return 0
+        if args.table:
+            sheets = [export.score_sheet(store, args.table)]
+        else:
+            event = _event_id(store, args.event)
+            sheets = [export.score_sheet(store, m.table_id, m.round, m.ns, m.ew or "(bye)", m.forfeit)
+                      for m in service.matches(store, event, args.round) if m.ew is not None]
+        if Path(args.out).suffix.lower() == ".pdf":
+            export.write_sheets_pdf(sheets, args.out)
+        else:
+            with open(args.out, "w", newline="", encoding="utf-8") as out:
+                export.write_sheets_csv(sheets, out)
+    return 0
+
+
+def cmd_event(args) -> int:
+    from web.tournament import service
+
+    with _open(args) as store:
+        if args.action == "create":
+            service.create(store, args.id, args.name or args.id, ruleset=args.ruleset, chain=args.chain,
+                           rounds=args.rounds, round_minutes=args.minutes, deal_limit=args.deals,
+                           seed=args.seed)
+        elif args.action == "pairs":
+            with open(args.csv, newline="", encoding="utf-8") as f:
+                for n, row in enumerate(csv.DictReader(f), 2):
+                    try:
+                        service.add_pair(store, args.id, row["pair"], row["name"], row["player1"],
+                                         row["player2"], float(row.get("rating") or 0))
+                    except (KeyError, TypeError, ValueError) as exc:
+                        raise ValueError(f"{args.csv} line {n}: {exc}") from None
+        elif args.action == "draw":
+            for m in service.pair_round(store, args.id, by_rating=args.by_rating):
+                print(_json({"round": m.round, "table_no": m.table_no, "table": m.table_id,
+                             "NS": m.ns, "EW": m.ew}))
+        elif args.action == "forfeit":
+            service.record_forfeit(store, args.id, args.round, args.pair, args.by)
+    return 0
+
+
+def cmd_official(args) -> int:
+    with _open(args) as store:
+        store.add_official(args.name, args.role)
+    return 0
