@@ -23,7 +23,7 @@ import dataclasses
 import json
 import pickle
 from collections import Counter
-from functools import singledispatchmethod
+from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
@@ -51,6 +51,19 @@ def _flag(rule: str, severity: str, seat: Seat | None, message: str, at: float, 
         "at": at,
         "claim_until": claim_until,
     }
+
+
+_HANDLERS: dict[type, Callable[..., list[dict]]] = {}
+
+
+def _handles(kind: type) -> Callable:
+    """Register a handler for one event type (a plain dict: cheaper than singledispatch)."""
+
+    def register(handler: Callable) -> Callable:
+        _HANDLERS[kind] = handler
+        return handler
+
+    return register
 
 
 class _Machine:
@@ -119,16 +132,16 @@ class _Machine:
                       t, self._claim_round(deal))]
 
     # ----------------------------------------------------------------- dispatch
-    @singledispatchmethod
     def apply(self, event: ev.Event) -> list[dict]:
-        raise Rejected(f"unhandled event {type(event).__name__}")
+        """Apply one parsed event: the single place where events change the state."""
+        return _HANDLERS[type(event)](self, event)
 
-    @apply.register
-    def _(self, event: ev.Tick) -> list[dict]:
+    @_handles(ev.Tick)
+    def _on_tick(self, event: ev.Tick) -> list[dict]:
         return self._clock_flags(event.t)
 
-    @apply.register
-    def _(self, event: ev.SessionStart) -> list[dict]:
+    @_handles(ev.SessionStart)
+    def _on_session_start(self, event: ev.SessionStart) -> list[dict]:
         if self.session is not None and not self.session.over:
             raise Rejected("a session is already in progress at this table (session_end first)")
         ruleset = self.ruleset
@@ -138,8 +151,8 @@ class _Machine:
         self.session = SessionState(ruleset=ruleset, teams=dict(event.teams), started_at=event.t)
         return []
 
-    @apply.register
-    def _(self, event: ev.Arrival) -> list[dict]:
+    @_handles(ev.Arrival)
+    def _on_arrival(self, event: ev.Arrival) -> list[dict]:
         session = self._session(event)
         minutes = event.minutes_late
         if minutes <= 0:
@@ -155,8 +168,8 @@ class _Machine:
         return [_flag("K5", severity, None, f"{event.side} arrived {minutes:g} min late: {what}",
                       event.t, {"session": True}, side=event.side)]
 
-    @apply.register
-    def _(self, event: ev.DealStart) -> list[dict]:
+    @_handles(ev.DealStart)
+    def _on_deal_start(self, event: ev.DealStart) -> list[dict]:
         session = self._session(event)
         if session.deal is not None and session.deal.phase != "over":
             raise Rejected(f"deal {session.deal.number} is still in progress")
@@ -219,8 +232,8 @@ class _Machine:
         return []
 
     # ----------------------------------------------------------------- tribute
-    @apply.register
-    def _(self, event: ev.Tribute) -> list[dict]:
+    @_handles(ev.Tribute)
+    def _on_tribute(self, event: ev.Tribute) -> list[dict]:
         deal = self._deal(event)
         if deal.phase != "tribute":
             raise Rejected(f"no tribute is due now (deal {deal.number} is in play)")
@@ -275,8 +288,8 @@ class _Machine:
                                  t, self._claim_deal(deal)))
         return out
 
-    @apply.register
-    def _(self, event: ev.Return) -> list[dict]:
+    @_handles(ev.Return)
+    def _on_return(self, event: ev.Return) -> list[dict]:
         deal = self._deal(event)
         if deal.phase != "tribute":
             raise Rejected(f"no return is due now (deal {deal.number} is in play)")
@@ -323,7 +336,13 @@ class _Machine:
         """With known hands, a card the seat does not hold is impossible: reject it."""
         if deal.hands is None:
             return
-        missing = list((Counter(cards) - Counter(deal.hands[seat])).elements())
+        hand = list(deal.hands[seat])
+        missing = []
+        for card in cards:
+            if card in hand:
+                hand.remove(card)
+            else:
+                missing.append(card)
         if missing:
             raise Rejected(f"{seat} does not hold {cards_name(missing)}")
 
@@ -336,8 +355,8 @@ class _Machine:
             deal.hands[taker].append(card)
 
     # ----------------------------------------------------------------- play
-    @apply.register
-    def _(self, event: ev.Play) -> list[dict]:
+    @_handles(ev.Play)
+    def _on_play(self, event: ev.Play) -> list[dict]:
         deal = self._deal(event)
         seat = event.seat
         if not deal.active(seat):
@@ -418,8 +437,8 @@ class _Machine:
         self._start_turn_clock(deal, seat, t)
         return []
 
-    @apply.register
-    def _(self, event: ev.Pass) -> list[dict]:
+    @_handles(ev.Pass)
+    def _on_pass(self, event: ev.Pass) -> list[dict]:
         deal = self._deal(event)
         seat = event.seat
         if not deal.active(seat):
@@ -452,8 +471,8 @@ class _Machine:
         return self._advance(deal, leader, t)
 
     # ----------------------------------------------------------------- reporting
-    @apply.register
-    def _(self, event: ev.Report) -> list[dict]:
+    @_handles(ev.Report)
+    def _on_report(self, event: ev.Report) -> list[dict]:
         deal = self._deal(event)
         seat = event.seat
         records = self._clock_flags(event.t)
@@ -469,8 +488,8 @@ class _Machine:
                                  event.t, self._claim_round(deal)))
         return records
 
-    @apply.register
-    def _(self, event: ev.AskCount) -> list[dict]:
+    @_handles(ev.AskCount)
+    def _on_ask_count(self, event: ev.AskCount) -> list[dict]:
         deal = self._deal(event)
         records = self._clock_flags(event.t)
         if event.of in deal.reported:
@@ -479,8 +498,8 @@ class _Machine:
                                  event.t, self._claim_round(deal)))
         return records
 
-    @apply.register
-    def _(self, event: ev.Conflict) -> list[dict]:
+    @_handles(ev.Conflict)
+    def _on_conflict(self, event: ev.Conflict) -> list[dict]:
         self._session(event)
         return self._clock_flags(event.t) + [{
             "type": "review", "reason": "recognition_conflict", "seat": event.seat, "at": event.t,
@@ -552,16 +571,16 @@ class _Machine:
             "level_difference": d, "score": score or points, "teams": session.teams, "at": t,
         }]
 
-    @apply.register
-    def _(self, event: ev.SessionEnd) -> list[dict]:
+    @_handles(ev.SessionEnd)
+    def _on_session_end(self, event: ev.SessionEnd) -> list[dict]:
         session = self._session(event)
         if session.deal is not None and session.deal.phase != "over":
             raise Rejected(f"deal {session.deal.number} is still in progress: finish it first (W2)")
         return self._time_up(event.t, "session_end")
 
     # ----------------------------------------------------------------- penalties
-    @apply.register
-    def _(self, event: ev.Penalty) -> list[dict]:
+    @_handles(ev.Penalty)
+    def _on_penalty(self, event: ev.Penalty) -> list[dict]:
         session = self._session(event)
         counts = session.penalties[event.side]
         level, escalated = event.level, []

@@ -14,3 +14,37 @@ def kinds(cards: str, level: str = "2") -> set[tuple[str, str]]:
 def strongest(cards: str, level: str = "2") -> tuple[str, str] | None:
     found = readings(parse_cards(cards), parse_level(level))
     return (found[0].type.value, rank_name(found[0].rank)) if found else None
+
+
+class Script:
+    """Feed events to a fresh referee with advancing time; collect what it derives."""
+
+    def __init__(self, ruleset=None, teams=None) -> None:
+        from referee.engine import Referee
+
+        self.referee = Referee(ruleset)
+        self.t = 0.0
+        self.records: list[dict] = []
+        self("session_start", dt=0, teams=teams or {"NS": "Reds", "EW": "Blues"})
+
+    def __call__(self, kind: str, dt: float = 1.0, **fields) -> list[dict]:
+        self.t += dt
+        records = self.referee.feed({"type": kind, "t": self.t, **fields})
+        self.records += records
+        return records
+
+    def flags(self, *, ignore: tuple[str, ...] = ("D3",)) -> list[tuple[str, str | None]]:
+        return [(r["rule"], r["seat"]) for r in self.records if r["type"] == "flag" and r["rule"] not in ignore]
+
+    def of_type(self, kind: str) -> list[dict]:
+        return [r for r in self.records if r["type"] == kind]
+
+    @property
+    def deal(self):
+        return self.referee.state.deal
+
+    def quick_deal(self, hands: dict[str, list[str]] | None = None, first_leader: str = "S") -> None:
+        """Deal 1 with tiny hands: S leads AS and goes out, E beats with the level 2S and goes
+        out, N and W pass, W leads 3S (接风) and goes out: order S, E, W, N."""
+        self("deal_start", deal=self.referee.state.deals_played + 1, first_leader=first_leader,
+             hands=hands or {"S": ["AS"], "E": ["2S"], "N": ["KS", "KD"], "W": ["3S"]})
