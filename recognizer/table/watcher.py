@@ -50,6 +50,8 @@ def default_reader() -> AreaReader:
 class WatchSettings:
     stable_s: float = 0.6
     """How long an area must show the same thing before it counts."""
+    hidden_s: float = 3.0
+    """An area empty for less than this had its cards hidden, not cleared."""
     small_scale: float = 0.25
     """Downscale of the grey frame the coarse area views are warped from."""
     motion_px_per_mm: float = 0.25
@@ -85,8 +87,8 @@ def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayo
 class _Area:
     """What the watcher remembers about one area between frames."""
 
-    def __init__(self, seat: str, stable_s: float) -> None:
-        self.segmenter = AreaSegmenter(seat, stable_s)
+    def __init__(self, seat: str, settings: WatchSettings) -> None:
+        self.segmenter = AreaSegmenter(seat, settings.stable_s, settings.hidden_s)
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
@@ -117,7 +119,7 @@ class TableWatcher:
         self.crops_dir = Path(crops_dir) if crops_dir is not None else None
         self.detector = detector or MarkerDetector()
         self.calibrator = calibrator or Calibrator(self.layout)
-        self.areas = {s: _Area(s, self.settings.stable_s) for s in seats}
+        self.areas = {s: _Area(s, self.settings) for s in seats}
         self.reads = 0
         self._views: AreaViews | None = None
 
