@@ -1,0 +1,108 @@
+"""``guandan-ref recognize`` and ``guandan-ref train-recognizer``.
+
+``recognize IMAGE... --json`` prints one JSON object per image per line: ``image``,
+``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
+(``card``, ``conf``, ``box`` [x0, y0, x1, y1] px) and ``confidence``; an unreadable or
+missing file gets an ``error`` field, the other images are still read, and the exit code
+is 1. With ``--table`` the images are frames of a whole table and the table pipeline
+(:mod:`recognizer.table.frames`) reads them instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("recognize", help="read the cards lying face up in images")
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--json", action="store_true", help="one JSON object per image per line")
+    p.add_argument("--table", action="store_true", help="the images are whole-table frames: segment plays per seat")
+    p.add_argument("--calibration", metavar="FILE", help="table calibration file (with --table)")
+    p.add_argument("--models", metavar="DIR", help="folder with index-detector.onnx and index-classifier.onnx")
+    p.set_defaults(handler=recognize)
+
+    t = sub.add_parser("train-recognizer", help="render training data and train the card reader (needs the 'train' extra)")
+    t.add_argument("--out", metavar="DIR", default="work-data/recognizer", help="working folder for data and runs")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--images", type=int, default=2000, help="rendered scenes for the detector")
+    t.add_argument("--epochs", type=int, default=15, help="detector epochs")
+    t.add_argument("--classifier-scenes", type=int, default=3000, help="rendered scenes cut into classifier crops")
+    t.add_argument("--classifier-epochs", type=int, default=6)
+    t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
+    t.add_argument("--no-decks", action="store_true", help="procedural designs only (no Debian deck packages)")
+    t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
+    t.set_defaults(handler=train)
+
+
+def _reading_json(path: str, reading) -> dict:
+    from referee.cards import card_name
+
+    return {
+        "image": path,
+        "cards": [card_name(c) for c in reading.cards],
+        "detections": [{"card": card_name(d.card), "conf": round(d.conf, 4), "box": [round(v, 1) for v in d.box]} for d in reading.detections],
+        "confidence": round(reading.confidence, 4),
+    }
+
+
+def recognize(args: argparse.Namespace) -> int:
+    if args.table:
+        from recognizer.table.frames import recognize_frames
+
+        for record in recognize_frames(list(args.images), args.calibration):
+            print(json.dumps(record), flush=True)
+        return 0
+    if args.calibration:
+        raise ValueError("--calibration only applies with --table")
+    import cv2
+
+    from recognizer.reader import CardReader
+
+    reader = CardReader(Path(args.models) if args.models else None)
+    failed = False
+    for path in args.images:
+        image = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+        if image is None:
+            failed = True
+            why = "no such file" if not Path(path).exists() else "not a readable image"
+            record = {"image": path, "error": f"{why}: {path}"}
+        else:
+            try:
+                record = _reading_json(path, reader.read(image))
+            except ValueError as exc:
+                failed = True
+                record = {"image": path, "error": str(exc)}
+        if args.json:
+            print(json.dumps(record), flush=True)
+        elif "error" in record:
+            print(f"{path}: error: {record['error']}", file=sys.stderr)
+        else:
+            print(f"{path}: {' '.join(record['cards']) or '(no cards)'}  (confidence {record['confidence']:.2f})")
+    return 1 if failed else 0
+
+
+def train(args: argparse.Namespace) -> int:
+    from recognizer import train as training
+
+    work = Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    detector = classifier = None
+    if args.stage in ("all", "detector"):
+        detector = training.train_detector(work, args.images, args.epochs, args.seed)
+        print(f"detector: {detector}")
+    if args.stage in ("all", "classifier"):
+        from recognizer.synth.decks import prepare_decks, training_design_sampler
+
+        decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
+        if not args.no_decks and not decks:
+            print("warning: deck packages unavailable; training the classifier on procedural designs only", file=sys.stderr)
+        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, training_design_sampler(decks))
+        print(f"classifier: {classifier}")
+    if args.install:
+        training.install_models(detector, classifier)
+        print(f"installed into {training.PACKAGE_MODELS}")
+    return 0

@@ -1,0 +1,120 @@
+"""Read the cards in one image (a rectified play area, or any photo) without torch.
+
+Two ONNX models run under onnxruntime: a one-class YOLO finds corner indices, a small
+classifier names each crop (face, upright or upside down, or "not an index"), and
+:mod:`recognizer.geometry` turns the indices into a multiset. Both models ship in
+``recognizer/models`` (how they were made: ``recognizer/MODEL.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
+from recognizer.geometry import IndexHit, cards_from_indices
+from referee.cards import Card
+
+MODELS = Path(__file__).with_name("models")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One corner index read: the face, the classifier's confidence, its box (x0, y0, x1, y1) in pixels."""
+
+    card: Card
+    conf: float
+    box: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class AreaReading:
+    """What one image shows: the cards as a sorted multiset, the indices behind it, and the weakest confidence."""
+
+    cards: list[Card] = field(default_factory=list)
+    detections: list[Detection] = field(default_factory=list)
+    confidence: float = 1.0
+
+
+def _session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    if not path.exists():
+        raise FileNotFoundError(f"recognizer model missing: {path} (train it with 'guandan-ref train-recognizer')")
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+class CardReader:
+    """Loads the committed models once; :meth:`read` is then a pure function of the image.
+
+    ``det_conf`` is the detector score an index needs; ``min_conf`` the classifier
+    probability below which a crop is dropped as unreadable (so a low-confidence read
+    still shows in :attr:`AreaReading.confidence` above that floor).
+    """
+
+    def __init__(self, models: Path | None = None, det_conf: float = 0.3, min_conf: float = 0.3, threads: int = 1) -> None:
+        folder = Path(models) if models is not None else MODELS
+        self.detector = _session(folder / "index-detector.onnx", threads)
+        self.classifier = _session(folder / "index-classifier.onnx", threads)
+        shape = self.detector.get_inputs()[0].shape
+        self.size = (int(shape[2]), int(shape[3]))  # (height, width)
+        self.det_conf = det_conf
+        self.min_conf = min_conf
+
+    def _detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
+        ih, iw = image.shape[:2]
+        th, tw = self.size
+        s = min(th / ih, tw / iw)
+        nh, nw = max(1, round(ih * s)), max(1, round(iw * s))
+        top, left = (th - nh) // 2, (tw - nw) // 2
+        canvas = np.full((th, tw, 3), 114, np.uint8)
+        canvas[top : top + nh, left : left + nw] = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
+        x = to_tensor(canvas[None, :, :, ::-1])
+        out = self.detector.run(None, {self.detector.get_inputs()[0].name: x})[0][0]  # (5, anchors)
+        keep = out[4] >= self.det_conf
+        cx, cy, w, h, score = out[:, keep]
+        boxes = [[float(a - c / 2), float(b - d / 2), float(c), float(d)] for a, b, c, d in zip(cx, cy, w, h)]
+        picked = cv2.dnn.NMSBoxes(boxes, score.tolist(), self.det_conf, 0.5) if boxes else []
+        found = []
+        for i in np.array(picked).reshape(-1):
+            x0, y0, bw, bh = boxes[i]
+            box = ((x0 - left) / s, (y0 - top) / s, (x0 + bw - left) / s, (y0 + bh - top) / s)
+            box = (max(0.0, box[0]), max(0.0, box[1]), min(float(iw), box[2]), min(float(ih), box[3]))
+            if box[2] > box[0] and box[3] > box[1]:
+                found.append((box, float(score[i])))
+        return found
+
+    def read(self, image_bgr: np.ndarray) -> AreaReading:
+        """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""
+        if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
+            raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
+        if min(image_bgr.shape[:2]) < 8:
+            raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
+        found = self._detect(image_bgr)
+        if not found:
+            return AreaReading()
+        crops = np.stack([crop_index(image_bgr, box) for box, _ in found])
+        logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
+        probs = np.exp(logits - logits.max(1, keepdims=True))
+        probs /= probs.sum(1, keepdims=True)
+        hits = []
+        for (box, _), p in zip(found, probs):
+            k = int(p.argmax())
+            decoded = decode_class(k)
+            if decoded is None:
+                continue
+            face, inverted = decoded
+            conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
+            if conf < self.min_conf or p[NOT_INDEX] > conf:
+                continue
+            hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4)))
+        hits.sort(key=lambda h: (h.box[0], h.box[1]))
+        detections = [Detection(h.card, h.conf, h.box) for h in hits]
+        return AreaReading(cards_from_indices(hits), detections, min((d.conf for d in detections), default=1.0))
