@@ -125,8 +125,8 @@ class TableWatcher:
 
     def process(self, frame: np.ndarray, t: float, index: int) -> list[dict[str, Any]]:
         """One BGR frame at frame time ``t`` (seconds) -> the observations it completes."""
-        if frame is None or frame.ndim != 3 or frame.shape[2] != 3:
-            raise ValueError(f"frame {index}: expected a BGR image, got {getattr(frame, 'shape', frame)!r}")
+        if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+            raise ValueError(f"frame {index}: expected a BGR image (H x W x 3 uint8), got {getattr(frame, 'shape', frame)!r}")
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         markers = self.detector.detect(gray)
         events: list[dict[str, Any]] = []
@@ -144,31 +144,34 @@ class TableWatcher:
         small = cv2.resize(gray, None, fx=s.small_scale, fy=s.small_scale, interpolation=cv2.INTER_AREA)
         tokens = area_tokens(markers, self.calibrator.homography, self.layout)
         for seat, area in self.areas.items():
-            view = self._views.small(seat, small)
-            state = None
-            moving = area.previous is not None and changed_fraction(view, area.previous, s.level_diff) > s.motion_fraction
-            area.previous = view
-            # Cards only change under a hand: once an area settles after moving it is read
-            # again even if the coarse view looks the same (7H for 7D is a few pixels).
-            settled, area.was_moving = area.was_moving and not moving, moving
-            if not moving:
-                if (
-                    settled
-                    or area.read_view is None
-                    or changed_fraction(view, area.read_view, s.level_diff) > s.change_fraction
-                ):
-                    crop = self._views.crop(seat, frame)
-                    reading = self.readers[seat].read(crop)
-                    self.reads += 1
-                    area.read_view = view
-                    area.reading = (tuple(sorted(reading.cards)), float(reading.confidence))
-                    if self.crops_dir is not None:
-                        area.crops[index] = crop
-                state = AreaState(area.reading[0], tokens.get(seat, frozenset()))
+            state = self._still_state(seat, area, self._views.small(seat, small), frame, index)
+            if state is not None:
+                state = AreaState(state, tokens.get(seat, frozenset()))
             for obs in area.segmenter.feed(t, index, state, area.reading[1]):
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events
+
+    def _still_state(self, seat: str, area: _Area, view: np.ndarray, frame: np.ndarray, index: int) -> tuple[int, ...] | None:
+        """The cards the area shows, read again only if its pixels changed; ``None`` while
+        the area is moving."""
+        s = self.settings
+        moving = area.previous is not None and changed_fraction(view, area.previous, s.level_diff) > s.motion_fraction
+        area.previous = view
+        # Cards only change under a hand: once an area settles after moving it is read
+        # again even if the coarse view looks the same (7H for 7D is a few pixels).
+        settled, area.was_moving = area.was_moving and not moving, moving
+        if moving:
+            return None
+        if settled or area.read_view is None or changed_fraction(view, area.read_view, s.level_diff) > s.change_fraction:
+            crop = self._views.crop(seat, frame)
+            reading = self.readers[seat].read(crop)
+            self.reads += 1
+            area.read_view = view
+            area.reading = (tuple(sorted(reading.cards)), float(reading.confidence))
+            if self.crops_dir is not None:
+                area.crops[index] = crop
+        return area.reading[0]
 
     def _save_crop(self, area: _Area, frame: int, seat: str) -> str | None:
         crop = area.crops.get(frame)
