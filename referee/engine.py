@@ -245,6 +245,10 @@ class _Machine:
                                     self._claim_deal(deal))]
         self._transfer(deal, event.seat, event.to, event.card)
         deal.paid[event.seat] = (event.to, event.card)
+        if deal.hands is None:
+            records.append({"type": "review", "reason": "unchecked", "seat": event.seat, "at": event.t,
+                            "deal": deal.number, "message": f"T1 not checked: without the hands nobody can tell "
+                                                            f"whether {card_name(event.card)} is {event.seat}'s highest card"})
         deal.clocks.pop(f"tribute:{event.seat}", None)
         deal.clocks[f"return:{event.to}"] = Clock(event.to, event.t, self.ruleset.return_seconds, "K1", "return a card")
         if len(deal.paid) == len(deal.payers) and len(deal.payers) == 2:

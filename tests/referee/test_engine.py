@@ -434,3 +434,20 @@ def test_rulesets_from_toml_reject_unknown_keys():
         ruleset_from_toml('report_threshold = "six"')
     with pytest.raises(RulesetError, match="unknown ruleset"):
         load_ruleset("chess")
+
+
+def test_t1_unknown_hands_say_what_could_not_be_checked():
+    s = Script()
+    s.quick_deal()
+    s("play", seat="S", cards=["AS"])
+    s("play", seat="E", cards=["2S"])
+    s("pass", seat="N")
+    s("pass", seat="W")
+    s("play", seat="W", cards=["3S"])
+    s("deal_start", deal=2)
+    s("tribute", seat="N", to="S", card="3H")  # heart level card: checkable without hands
+    s("tribute", seat="N", to="S", card="KD")
+    assert s.flags() == [("T6", "N")]
+    assert s.of_type("review")[-1]["reason"] == "unchecked"
+    s("return", seat="S", to="N", card="QS")  # not 2-10: flagged, and the exception is named as unchecked
+    assert s.flags()[-1] == ("T6", "S") and "hands unknown" in s.of_type("flag")[-1]["message"]
