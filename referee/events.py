@@ -52,10 +52,8 @@ class Tribute(Event):
 
 
 @dataclass(frozen=True)
-class Return(Event):
-    seat: Seat = "S"
-    to: Seat = "S"
-    card: Card = 0
+class Return(Tribute):
+    """The card handed back for a tribute: the same shape, the other direction (T2)."""
 
 
 @dataclass(frozen=True)

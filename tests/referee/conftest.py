@@ -48,3 +48,12 @@ class Script:
         out, N and W pass, W leads 3S (接风) and goes out: order S, E, W, N."""
         self("deal_start", deal=self.referee.state.deals_played + 1, first_leader=first_leader,
              hands=hands or {"S": ["AS"], "E": ["2S"], "N": ["KS", "KD"], "W": ["3S"]})
+
+    def play_quick_deal(self) -> None:
+        """Play the whole :meth:`quick_deal`: S, E, W go out in that order."""
+        self.quick_deal()
+        self("play", seat="S", cards=["AS"])
+        self("play", seat="E", cards=["2S"])
+        self("pass", seat="N")
+        self("pass", seat="W")
+        self("play", seat="W", cards=["3S"])

@@ -185,12 +185,7 @@ def test_k5_late_arrival(minutes, severity):
 def _deal_two(hands2, first_hands=None) -> Script:
     """Deal 1 ends S, E, W, N (NS up to 3); deal 2 starts with ``hands2``."""
     s = Script()
-    s.quick_deal()
-    s("play", seat="S", cards=["AS"])
-    s("play", seat="E", cards=["2S"])
-    s("pass", seat="N")
-    s("pass", seat="W")
-    s("play", seat="W", cards=["3S"])
+    s.play_quick_deal()
     s("deal_start", deal=2, hands=hands2)
     return s
 
@@ -345,12 +340,7 @@ def test_w1_w2_equal_levels_at_session_end_one_more_deal_decides():
     s = Script()
     s("session_end")
     assert s.of_type("review")[0]["reason"] == "deciding_deal" and not s.referee.state.over
-    s.quick_deal()
-    s("play", seat="S", cards=["AS"])
-    s("play", seat="E", cards=["2S"])
-    s("pass", seat="N")
-    s("pass", seat="W")
-    s("play", seat="W", cards=["3S"])
+    s.play_quick_deal()
     result = s.of_type("session_result")[0]
     assert result["winner"] == "NS" and result["reason"] == "deciding_deal"
 
@@ -385,12 +375,7 @@ def test_malformed_events_are_errors_and_change_nothing(event, words):
 
 def test_play_after_the_deal_ended_is_an_error():
     s = Script()
-    s.quick_deal()
-    s("play", seat="S", cards=["AS"])
-    s("play", seat="E", cards=["2S"])
-    s("pass", seat="N")
-    s("pass", seat="W")
-    s("play", seat="W", cards=["3S"])
+    s.play_quick_deal()
     out = s("play", seat="N", cards=["KS"])
     assert out[0]["type"] == "error" and "no deal in progress" in out[0]["message"]
 
@@ -438,12 +423,7 @@ def test_rulesets_from_toml_reject_unknown_keys():
 
 def test_t1_unknown_hands_say_what_could_not_be_checked():
     s = Script()
-    s.quick_deal()
-    s("play", seat="S", cards=["AS"])
-    s("play", seat="E", cards=["2S"])
-    s("pass", seat="N")
-    s("pass", seat="W")
-    s("play", seat="W", cards=["3S"])
+    s.play_quick_deal()
     s("deal_start", deal=2)
     s("tribute", seat="N", to="S", card="3H")  # heart level card: checkable without hands
     s("tribute", seat="N", to="S", card="KD")
