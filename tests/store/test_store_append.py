@@ -80,3 +80,19 @@ def test_two_stores_on_one_database_see_each_others_appends(store, table, db_url
     assert [e["seq"] for e in store.events("T1")] == [1, 2, 3, 4, 5]
     assert store.results("T1")[0]["winner"] == "EW"
     assert store.verify().ok
+
+
+def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path):
+    from flask import Flask
+
+    from web.store import get_store, init_app
+
+    app = Flask("t")
+    app.config["STORE_URL"] = db_url
+    store = init_app(app)
+    assert get_store(app) is store and store.url == db_url
+    store.close()
+    data = Flask("d")
+    data.config["DATA_DIR"] = str(tmp_path / "d")
+    with init_app(data):
+        assert (tmp_path / "d" / "guandan.sqlite3").exists()
