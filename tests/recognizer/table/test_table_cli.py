@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from recognizer.table import watcher
+from recognizer.table import frames, watcher
 from web.cli import main
 
 
@@ -62,3 +62,19 @@ def test_bad_arguments_get_one_line_errors(argv, message, capsys, monkeypatch, t
 def test_table_sheets_writes_pdf_and_pngs(tmp_path, capsys):
     assert main(["table-sheets", "--out", str(tmp_path), "--dpi", "100"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table-sheets-1.png", "table-sheets-2.png", "table-sheets.pdf"]
+
+
+def test_recognize_table_prints_one_json_line_per_frame(clip, tmp_path, capsys, monkeypatch):
+    import cv2
+
+    from recognizer.table.capture import video_frames
+
+    frame = next(f for i, _, f in video_frames(str(clip[0])) if i == 40)  # N's pass token is down
+    path = tmp_path / "frame.png"
+    cv2.imwrite(str(path), frame)
+    monkeypatch.setattr(frames, "default_reader", Blind)
+    main(["recognize", "--table", str(path), str(tmp_path / "missing.png")])
+    first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first["image"] == str(path) and first["N"]["tokens"] == ["pass"]
+    assert all(first[seat]["cards"] == [] for seat in "NESW")
+    assert second["image"].endswith("missing.png") and "error" in second
