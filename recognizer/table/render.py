@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
+from recognizer.synth import PROCEDURAL_DESIGNS, Design, card_image
 from referee.cards import card_name
 
 from .layout import Area, TableLayout
@@ -144,12 +145,10 @@ class TableRenderer:
         layout: TableLayout | None = None,
         size: tuple[int, int] = (1920, 1080),
         fps: float = 15.0,
-        design=None,
+        design: Design | None = None,
         table_px_per_mm: float | None = None,
         seed: int = 0,
     ) -> None:
-        from recognizer.synth import PROCEDURAL_DESIGNS
-
         self.script = script
         self.layout = layout or TableLayout()
         self.size = size
@@ -288,8 +287,6 @@ class TableRenderer:
         return self._cache[1]
 
     def _paste(self, table: np.ndarray, area: Area, placed: Placed) -> None:
-        from recognizer.synth import card_image
-
         ppm = self.ppm
         if placed.token is not None:
             bgr = token_image(placed.token, placed.item, ppm)
