@@ -27,10 +27,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
-from .cards import ACE, BJ, SJ, Card, card_name, cards_name, rank_of, wildcard
+from .cards import ACE, BJ, Card, card_name, cards_name, rank_of, wildcard
 from .combos import Reading, default_reading, order_value
 from .rulesets import Ruleset, load_ruleset
-from .scoring import PASSED_A, deal_level, deal_outcome, level_name, table_score
+from .scoring import deal_level, deal_outcome, level_name, table_score
 from .seats import SEATS, Seat, Side, next_seat, other_side, partner, previous_seat, seats_of, side_of
 from .state import Clock, DealState, SessionState
 
@@ -434,8 +434,8 @@ class _Machine:
         """Give the turn to ``seat``, applying X2 (a forbidden play is an automatic pass)."""
         if deal.forbidden == seat:
             deal.forbidden = None
-            if deal.table is None:
-                return self._advance(deal, next_seat(seat) if deal.active(next_seat(seat)) else deal.next_active(seat), t)
+            if deal.table is None:  # the violator should lead: the next player (other side) leads
+                return self._advance(deal, deal.next_active(seat), t)
             return self._pass_turn(deal, seat, t)
         deal.turn = seat
         self._start_turn_clock(deal, seat, t)
@@ -619,7 +619,7 @@ class _Machine:
                 records += self._session_result(winner, "forfeit", event.t, score={winner: 17, event.side: 0})
             else:
                 gap = max(4, session.levels[winner] - session.levels[event.side])
-                session.levels[winner] = min(session.levels[event.side] + gap, PASSED_A + 13)
+                session.levels[winner] = session.levels[event.side] + gap
                 records += self._session_result(winner, "loss", event.t)
         return records
 
