@@ -158,30 +158,24 @@ class Reading(NamedTuple):
 _SEQUENCE_TYPES = frozenset({CombType.STRAIGHT, CombType.TUBE, CombType.PLATE, CombType.STRAIGHT_FLUSH})
 
 
-def _position_ranks(position: int) -> Rank:
-    """Sequence positions: 0 = A (low), 1..13 = 2..A."""
-    return ACE if position == 0 else position - 1
-
-
 def _window_fill(counts: dict[Rank, int], width: int, per: int) -> list[tuple[int, tuple[Rank, ...]]]:
     """Windows of ``width`` consecutive positions holding every natural rank of ``counts``
     at most ``per`` times; returns (top rank, ranks the wildcards must supply) per window.
-    A may sit low (position 0) or high (13); no wrap (C5)."""
+    Positions are 0 = A (low), 1..13 = 2..A (high); no wrap (C5)."""
+    if max(counts.values()) > per:
+        return []
     found = []
-    for start in range(0, 15 - width):
-        end = start + width - 1
-        missing: list[Rank] = []
-        placed = 0
-        for position in range(start, end + 1):
-            rank = _position_ranks(position)
-            have = counts.get(rank, 0)
-            if have > per:
-                break
-            placed += have
-            missing.extend([rank] * (per - have))
-        else:
-            if placed == sum(counts.values()):
-                found.append((_position_ranks(end), tuple(missing)))
+    placements = [[r + 1 for r in counts]]
+    if ACE in counts:
+        placements.append([0 if r == ACE else r + 1 for r in counts])
+    for positions in placements:
+        lo, hi = min(positions), max(positions)
+        for start in range(max(0, hi - width + 1), min(lo, 14 - width) + 1):
+            missing: list[Rank] = []
+            for position in range(start, start + width):
+                rank = ACE if position == 0 else position - 1
+                missing.extend([rank] * (per - counts.get(rank, 0)))
+            found.append((start + width - 2, tuple(missing)))  # the top position's rank
     return found
 
 
