@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 
@@ -24,9 +26,11 @@ def _store_options() -> argparse.ArgumentParser:
 
 
 def _open(args):
-    from web.store import Store, store_url
+    """The store the options name; snapshots are signed with ``$GUANDAN_SECRET_KEY``, else
+    with the key file in the data directory."""
+    from web.store import KEY_ENV, open_store
 
-    return Store(store_url(args.db, args.data))
+    return open_store(args.db, args.data, os.environ.get(KEY_ENV))
 
 
 def _json(obj) -> str:
@@ -92,34 +96,47 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_official)
 
 
-def cmd_import(args) -> int:
-    from web.store import EventRejected, SequenceConflict
+IMPORT_CHUNK = 2000
+"""Lines read before handing them to the store (which commits them in batches)."""
 
-    source = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")
-    accepted = duplicates = bad = 0
+
+def cmd_import(args) -> int:
+    from web.store import EventRejected
+
+    source = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")  # noqa: SIM115
+    tally: Counter[str] = Counter()
     tables: set[str] = set()
     with source, _open(args) as store:
+        chunk: list[tuple[int, object]] = []
         for number, line in enumerate(source, 1):
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
+                chunk.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                print(f"line {number}: not JSON: {exc.msg}", file=sys.stderr)
-                bad += 1
-                continue
-            try:
-                done = store.append(event)
-            except (EventRejected, SequenceConflict) as exc:
-                print(f"line {number}: {exc}", file=sys.stderr)
-                bad += 1
-                continue
-            duplicates += done.duplicate
-            accepted += not done.duplicate
-            tables.add(event["table"])
-    print(f"imported {accepted} events into {len(tables)} table(s); "
-          f"{duplicates} already stored; {bad} rejected")
-    return 1 if bad else 0
+                chunk.append((number, EventRejected(None, f"not JSON: {exc.msg}")))
+            if len(chunk) == IMPORT_CHUNK:
+                _import_chunk(store, chunk, tally, tables)
+                chunk = []
+        _import_chunk(store, chunk, tally, tables)
+    print(f"imported {tally['accepted']} events into {len(tables)} table(s); "
+          f"{tally['duplicates']} already stored; {tally['bad']} rejected")
+    return 1 if tally["bad"] else 0
+
+
+def _import_chunk(store, lines: list[tuple[int, object]], tally: Counter, tables: set[str]) -> None:
+    """Append the parsed lines of a chunk in batches; report each bad line, in line order."""
+    from web.store import EventRejected
+
+    outcomes = iter(store.append_many([e for _, e in lines if not isinstance(e, EventRejected)]))
+    for number, parsed in lines:
+        done = parsed if isinstance(parsed, EventRejected) else next(outcomes)
+        if isinstance(done, Exception):
+            print(f"line {number}: {done}", file=sys.stderr)
+            tally["bad"] += 1
+        else:
+            tally["duplicates" if done.duplicate else "accepted"] += 1
+            tables.add(parsed["table"])
 
 
 def cmd_results(args) -> int:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from web.store import Store
-from web.store.testing import KINDS, TallyDerivation, temporary_url
+from web.store.testing import KINDS, TEST_SECRET, TallyDerivation, temporary_url
 
 
 @pytest.fixture(params=KINDS)
@@ -16,13 +18,19 @@ def db_url(request, tmp_path):
 
 
 @pytest.fixture
+def reopen(db_url):
+    """Opens another ``Store`` on the test database (same snapshot key): ``reopen(**options)``."""
+    return functools.partial(Store, db_url, secret_key=TEST_SECRET)
+
+
+@pytest.fixture
 def derivation():
     return TallyDerivation()
 
 
 @pytest.fixture
-def store(db_url, derivation):
-    with Store(db_url, derivation=derivation, snapshot_every=5) as s:
+def store(reopen, derivation):
+    with reopen(derivation=derivation, snapshot_every=5) as s:
         s.add_official("Ref Li", "referee")
         s.add_official("Chief Wang", "chief")
         yield s

@@ -67,12 +67,10 @@ def test_expected_seq_detects_a_moved_head(store, table):
         store.append(table.event("tick"), expected_seq=1)
 
 
-def test_two_stores_on_one_database_see_each_others_appends(store, table, db_url, derivation):
-    from web.store import Store
-
+def test_two_stores_on_one_database_see_each_others_appends(store, table, reopen, derivation):
     table.append("session_start", teams={"NS": "A", "EW": "B"})
     table.append("play", seat="S", cards=["2S"])
-    with Store(db_url, derivation=derivation) as other:
+    with reopen(derivation=derivation) as other:
         other.append(table.event("play", seat="E", cards=["3S"]))
         other.append(table.event("play", seat="E", cards=["3S"]))
     # this store's cached referee is one event behind; it must catch up, not fork

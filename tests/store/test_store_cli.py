@@ -12,14 +12,15 @@ from referee.simulate import play_session
 from web.cli import main
 from web.store import Store
 from web.store.models import TableEvent
+from web.store.testing import TEST_SECRET
 
 
 @pytest.fixture
 def loc(db_url, tmp_path):
-    """Command-line options naming the test database (--data for SQLite, --db otherwise)."""
-    if db_url.startswith("sqlite"):
-        return ["--data", str(tmp_path / "guandan-data")]
-    return ["--db", db_url]
+    """Command-line options naming the test database (--data for SQLite, --db otherwise;
+    the data directory keeps the snapshot key either way)."""
+    data = ["--data", str(tmp_path / "guandan-data")]
+    return data if db_url.startswith("sqlite") else ["--db", db_url, *data]
 
 
 def _write(path, lines):
@@ -56,8 +57,7 @@ def test_verify_names_the_broken_link(loc, db_url, tmp_path, capsys):
     assert main(["import", path, *loc]) == 0
     assert main(["verify", "--rederive", *loc]) == 0
     assert "OK: 1 table(s), 50 event(s) checked" in capsys.readouterr().out
-    url = db_url
-    with Store(url) as store, store.engine.begin() as conn:
+    with Store(db_url, secret_key=TEST_SECRET) as store, store.engine.begin() as conn:
         conn.execute(update(TableEvent).where(TableEvent.seq == 17).values(body=TableEvent.body + " "))
     assert main(["verify", *loc]) == 1
     assert "table T1: seq 17: content does not match its hash" in capsys.readouterr().out

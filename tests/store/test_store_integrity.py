@@ -7,7 +7,6 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import delete, update
 
-from web.store import Store
 from web.store.db import current_revision, head_revision
 from web.store.models import Base, DerivedRecord, Snapshot, TableEvent, TableHead
 
@@ -67,21 +66,21 @@ def test_edited_derived_record_is_found_by_rederivation(store, table):
         "table T1: derived record 0 differs from a fresh replay of the events"]
 
 
-def test_snapshots_are_taken_and_used_to_reopen_a_table(store, table, db_url, derivation):
+def test_snapshots_are_taken_and_used_to_reopen_a_table(store, table, reopen, derivation):
     table.session(6, 6)  # 15 events, snapshot_every=5
     with store.engine.connect() as conn:
         seqs = [r.seq for r in conn.execute(Snapshot.__table__.select().order_by(Snapshot.seq))]
     assert seqs == [5, 10, 15]
-    with Store(db_url, derivation=derivation, snapshot_every=5) as reopened:
+    with reopen(derivation=derivation, snapshot_every=5) as reopened:
         ref = reopened.referee("T1")
     assert derivation.restores == 1
     assert ref.records() == [{k: v for k, v in r.items() if k != "table"} for r in store.records("T1")]
 
 
-def test_an_unreadable_snapshot_falls_back_to_replay(store, table, db_url, derivation):
+def test_an_unreadable_snapshot_falls_back_to_replay(store, table, reopen, derivation):
     table.session(3, 3)
     _tamper(store, update(Snapshot).values(blob=b"garbage"))
-    with Store(db_url, derivation=derivation) as reopened:
+    with reopen(derivation=derivation) as reopened:
         assert reopened.referee("T1").records() == [
             {k: v for k, v in r.items() if k != "table"} for r in store.records("T1")]
         reopened.append({"type": "tick", "table": "T1", "t": 99})
@@ -95,9 +94,9 @@ def test_migrations_create_exactly_the_models_schema(store):
     assert diff == []
 
 
-def test_reopening_an_existing_store_keeps_its_data(store, table, db_url, derivation):
+def test_reopening_an_existing_store_keeps_its_data(store, table, reopen, derivation):
     table.session(1, 0)
-    with Store(db_url, derivation=derivation) as again:
+    with reopen(derivation=derivation) as again:
         assert len(again.events("T1")) == 4
         assert again.tables()[0]["head_seq"] == 4
     with store.engine.connect() as conn:

@@ -7,21 +7,21 @@ import pytest
 from referee.engine import Referee
 from referee.rulesets import load_ruleset
 from referee.simulate import play_session
-from web.store import EventRejected, Store
+from web.store import Appended, EventRejected
 
 TEAMS = {"NS": "Pair A", "EW": "Pair B"}
 
 
 @pytest.fixture
-def real_store(db_url):
-    with Store(db_url, snapshot_every=100) as s:
+def real_store(reopen):
+    with reopen(snapshot_every=100) as s:
         s.add_official("Ref Li", "referee")
         yield s
 
 
 def _import(store, events):
-    for e in events:
-        store.append(e)
+    outcomes = store.append_many(events, batch_size=64)
+    assert all(isinstance(o, Appended) for o in outcomes), [o for o in outcomes if not isinstance(o, Appended)]
 
 
 def test_simulated_session_results_are_recorded_as_derived(real_store):
@@ -37,11 +37,11 @@ def test_simulated_session_results_are_recorded_as_derived(real_store):
     assert real_store.verify(rederive=True).ok
 
 
-def test_reopened_table_continues_from_a_snapshot(real_store, db_url):
+def test_reopened_table_continues_from_a_snapshot(real_store, reopen):
     events = play_session(6, TEAMS)
     half = len(events) // 2
     _import(real_store, events[:half])
-    with Store(db_url, snapshot_every=100) as other:
+    with reopen(snapshot_every=100) as other:
         _import(other, events[half:])
         assert other.results("T1")[-1]["type"] == "session_result"
     ref = Referee(load_ruleset("competition"))

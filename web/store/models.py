@@ -88,7 +88,11 @@ class DerivedRecord(Base):
 
 
 class Snapshot(Base):
-    """An opaque referee state after event ``seq``; ``event_hash`` pins it to the chain."""
+    """An opaque referee state after event ``seq``; ``event_hash`` pins it to the chain.
+
+    ``mac`` is the HMAC of the row under the store's secret key (``signing``): a blob is
+    unpickled only if it checks out, since a planted pickle could run code.
+    """
 
     __tablename__ = "snapshots"
     table_id: Mapped[str] = mapped_column(
@@ -97,6 +101,7 @@ class Snapshot(Base):
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     event_hash: Mapped[str] = mapped_column(String(64))
     blob: Mapped[bytes] = mapped_column(LargeBinary)
+    mac: Mapped[str] = mapped_column(String(64))
 
 
 class RejectedEvent(Base):

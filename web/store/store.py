@@ -28,7 +28,13 @@ from referee.events import EVENT_TYPES
 
 from . import authority, signoff
 from .db import WRITE, make_engine, upgrade
-from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
+from .derive import (
+    DERIVED_TYPES,
+    Derivation,
+    Deriver,
+    RefereeDerivation,
+    tournament_ruleset,
+)
 from .models import (
     DerivedRecord,
     Match,
@@ -41,12 +47,15 @@ from .models import (
     TableHead,
     Tournament,
 )
+from .signing import as_key, key_for_url, snapshot_is_authentic, snapshot_mac
 
 log = logging.getLogger(__name__)
 
 GENESIS = "0" * 64
 MAX_ID = 120
 APPEND_RETRIES = 5
+BATCH_SIZE = 500
+"""Events per write transaction in ``append_many`` (one commit, one fsync, per batch)."""
 
 
 class StoreError(Exception):
@@ -80,6 +89,21 @@ class _State:
     seq: int
     hash: str
     deriver: Deriver
+
+
+@dataclass
+class _Batch:
+    """What one write transaction has done to a table so far."""
+
+    table_id: str
+    start_seq: int
+    """The head when the transaction began (the head update is conditional on it)."""
+    generation: int
+    state: _State | None
+    """The referee after the batch's last accepted event; None while a new table has none."""
+    next_idx: int | None = None
+    """Index of the next derived record of ``generation`` (looked up once, when needed)."""
+    rejected: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -137,20 +161,42 @@ def check_event(event: object, table_id: str | None = None) -> tuple[str, dict]:
     return tid, event
 
 
+def _envelope(event: object, table_id: str | None = None) -> tuple[str, dict, str]:
+    """``check_event`` plus the canonical text that is hashed and stored."""
+    tid, event = check_event(event, table_id)
+    try:
+        return tid, event, canonical(event)
+    except (TypeError, ValueError) as exc:
+        raise EventRejected(tid, f"{event['type']}: not representable as JSON ({exc})") from None
+
+
+def _rejection(tid: str | None, event: object, reason: str, at: float) -> dict:
+    """A ``rejected_events`` row."""
+    try:
+        text = canonical(event)
+    except (TypeError, ValueError):
+        text = repr(event)
+    return dict(table_id=tid if isinstance(tid, str) else None, body=text[:100_000], reason=reason,
+                received_at=at)
+
+
 class Store:
     """Event store over one database URL (``sqlite:///...`` or ``postgresql+psycopg://...``).
 
     ``derivation`` makes referees (default: the real engine); ``snapshot_every`` events a
     snapshot of the referee state is kept so that opening a long table replays only the
-    tail; ``windows`` are the S4 correction windows; ``clock`` gives wall time for
-    bookkeeping columns only (rules use the events' own ``t``).
+    tail; ``secret_key`` signs those snapshots (default: the key file beside a SQLite
+    database; other databases need one given); ``windows`` are the S4 correction windows;
+    ``clock`` gives wall time for bookkeeping columns only (rules use the events' own ``t``).
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
                  snapshot_every: int = 200, default_ruleset: str = "competition",
+                 secret_key: str | bytes | None = None,
                  windows: authority.Windows = authority.Windows(),
                  clock: Callable[[], float] = time.time, migrate: bool = True):
         self.url = url
+        self._key = key_for_url(url) if secret_key is None else as_key(secret_key)
         self.engine: Engine = make_engine(url)
         self.derivation = derivation or RefereeDerivation()
         self.snapshot_every = snapshot_every
@@ -175,7 +221,7 @@ class Store:
 
     # ------------------------------------------------------------------ appending
 
-    def append(self, event: dict, *, table_id: str | None = None,
+    def append(self, event: object, *, table_id: str | None = None,
                expected_seq: int | None = None) -> Appended:
         """Append one event to its table, derive records, store both atomically.
 
@@ -184,20 +230,63 @@ class Store:
         retried against the new head (the event is re-validated there).
         """
         try:
-            tid, event = check_event(event, table_id)
-            body = canonical(event)
+            tid, event, body = _envelope(event, table_id)
         except EventRejected as exc:
-            self._reject(exc.table_id, event, exc.reason)
+            self._reject_aside([(exc.table_id, event, exc.reason)])
             raise
+        (done,) = self._append_batch(tid, [(event, body)], expected_seq)
+        if isinstance(done, EventRejected):
+            raise done
+        return done
+
+    def append_many(self, events: Iterable[object], *,
+                    batch_size: int = BATCH_SIZE) -> list[Appended | StoreError]:
+        """Append events in order, one write transaction per batch (what ``import`` uses).
+
+        Every event is validated exactly as by ``append``. The result has one entry per
+        event, in order: its ``Appended``, or the error saying why it was not stored:
+        ``EventRejected`` (refused; kept in ``rejected_events`` too) or, for every event
+        of a batch that kept losing races to other writers, ``SequenceConflict``. Neither
+        stops the rest. A batch is a run of at most ``batch_size`` consecutive events of
+        one table. When this returns, every ``Appended`` is committed; a writer killed
+        part-way leaves each batch wholly stored or not at all, never in part.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        events = list(events)
+        outcomes: list = [None] * len(events)
+        batches: list[tuple[str, list[int], list[tuple[dict, str]]]] = []
+        aside: list[tuple[str | None, object, str]] = []
+        for i, raw in enumerate(events):
+            try:
+                tid, event, body = _envelope(raw)
+            except EventRejected as exc:
+                outcomes[i] = exc
+                aside.append((exc.table_id, raw, exc.reason))
+                continue
+            if not batches or batches[-1][0] != tid or len(batches[-1][1]) == batch_size:
+                batches.append((tid, [], []))
+            batches[-1][1].append(i)
+            batches[-1][2].append((event, body))
+        for tid, where, items in batches:
+            try:
+                done = self._append_batch(tid, items)
+            except SequenceConflict as exc:
+                done = [exc] * len(items)
+            for i, outcome in zip(where, done):
+                outcomes[i] = outcome
+        if aside:
+            self._reject_aside(aside)
+        return outcomes
+
+    def _append_batch(self, tid: str, items: list[tuple[dict, str]],
+                      expected_seq: int | None = None) -> list[Appended | EventRejected]:
+        """``_append_once``, retried against the new head when another writer won a race."""
         with self._lock(tid):
             for attempt in range(APPEND_RETRIES):
                 try:
-                    return self._append_once(tid, event, body, expected_seq)
-                except EventRejected as exc:
-                    self._reject(tid, event, exc.reason)
-                    raise
+                    return self._append_once(tid, items, expected_seq)
                 except (IntegrityError, _StaleHead, OperationalError) as exc:
-                    self._states.pop(tid, None)
                     if isinstance(exc, OperationalError) and not _is_busy(exc):
                         raise
                     if expected_seq is not None or attempt == APPEND_RETRIES - 1:
@@ -206,72 +295,98 @@ class Store:
                         ) from exc
         raise AssertionError("unreachable")
 
-    def _append_once(self, tid: str, event: dict, body: str, expected_seq: int | None) -> Appended:
-        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-            head = self._lock_head(conn, tid, event)
-            if expected_seq is not None and head.head_seq != expected_seq:
-                raise SequenceConflict(
-                    f"table {tid}: expected head seq {expected_seq}, store has {head.head_seq}; reload and retry"
-                )
-            eid = None if event.get("id") is None else str(event["id"])
-            if eid is not None:
-                dup = conn.execute(
-                    select(TableEvent.seq, TableEvent.hash, TableEvent.body)
-                    .where(TableEvent.table_id == tid, TableEvent.event_id == eid)
-                ).first()
-                if dup is not None:
-                    if dup.body != body:
-                        raise EventRejected(tid, f"id {eid!r} is already used by seq {dup.seq} with other content")
-                    return Appended(dup.seq, dup.hash, [], duplicate=True)
-            self._check_authority(conn, tid, event)
-            self._check_tournament(conn, tid, event)
-            state = self._state(conn, tid, head)
-            records = state.deriver.feed(event)
-            errors = [r for r in records if r.get("type") == "error"]
-            if errors:
-                raise EventRejected(tid, "; ".join(str(e.get("message", e)) for e in errors))
-            try:
-                seq = head.head_seq + 1
-                digest = chain_hash(head.head_hash, tid, seq, body)
-                conn.execute(insert(TableEvent).values(
-                    table_id=tid, seq=seq, event_id=eid, type=event["type"], t=float(event["t"]),
-                    body=body, prev_hash=head.head_hash, hash=digest, recorded_at=self.clock(),
-                ))
-                generation = self._store_records(conn, tid, head.generation, seq, records, state.deriver)
-                moved = conn.execute(
-                    update(TableHead)
-                    .where(TableHead.table_id == tid, TableHead.head_seq == head.head_seq)
-                    .values(head_seq=seq, head_hash=digest, generation=generation)
-                ).rowcount
-                if moved != 1:
-                    raise _StaleHead(tid)
-                if self.snapshot_every and seq % self.snapshot_every == 0:
-                    conn.execute(insert(Snapshot).values(
-                        table_id=tid, seq=seq, event_hash=digest, blob=state.deriver.snapshot()))
-            except BaseException:
-                self._states.pop(tid, None)  # the referee has seen an event that was not stored
-                raise
+    def _append_once(self, tid: str, items: list[tuple[dict, str]],
+                     expected_seq: int | None) -> list[Appended | EventRejected]:
+        """One write transaction: lock the head, take or refuse each event, move the head."""
+        outcomes: list[Appended | EventRejected] = []
+        try:
+            with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+                head = conn.execute(
+                    select(TableHead).where(TableHead.table_id == tid).with_for_update()).first()
+                start = 0 if head is None else head.head_seq
+                if expected_seq is not None and start != expected_seq:
+                    raise SequenceConflict(
+                        f"table {tid}: expected head seq {expected_seq}, store has {start}; reload and retry")
+                batch = _Batch(tid, start, 0 if head is None else head.generation,
+                               None if head is None else self._state(conn, tid, head))
+                for event, body in items:
+                    try:
+                        outcomes.append(self._append_event(conn, batch, event, body))
+                    except EventRejected as exc:
+                        outcomes.append(exc)
+                        batch.rejected.append(_rejection(tid, event, exc.reason, self.clock()))
+                self._finish(conn, batch)
+        except BaseException:
+            self._states.pop(tid, None)  # the referee may have seen events that were not stored
+            raise
+        if batch.state is not None:
+            self._states[tid] = batch.state
+        return outcomes
+
+    def _append_event(self, conn: Connection, batch: _Batch, event: dict, body: str) -> Appended:
+        """Validate one event against the table as the batch left it, and store it."""
+        tid = batch.table_id
+        eid = None if event.get("id") is None else str(event["id"])
+        if eid is not None:
+            dup = conn.execute(
+                select(TableEvent.seq, TableEvent.hash, TableEvent.body)
+                .where(TableEvent.table_id == tid, TableEvent.event_id == eid)
+            ).first()
+            if dup is not None:
+                if dup.body != body:
+                    raise EventRejected(tid, f"id {eid!r} is already used by seq {dup.seq} with other content")
+                return Appended(dup.seq, dup.hash, [], duplicate=True)
+        self._check_authority(conn, tid, event)
+        self._check_tournament(conn, tid, event)
+        if batch.state is None:  # a new table: the ruleset comes with its first accepted event
+            ruleset = self._ruleset_for(conn, tid, event)
+            deriver = self.derivation.new(ruleset)
+        else:
+            deriver = batch.state.deriver
+        records = deriver.feed(event)
+        errors = [r for r in records if r.get("type") == "error"]
+        if errors:
+            raise EventRejected(tid, "; ".join(str(e.get("message", e)) for e in errors))
+        if batch.state is None:
+            conn.execute(insert(TableHead).values(
+                table_id=tid, ruleset=ruleset, head_seq=0, head_hash=GENESIS, generation=0,
+                created_at=self.clock()))
+            batch.state = _State(0, GENESIS, deriver)
+        state = batch.state
+        seq = state.seq + 1
+        digest = chain_hash(state.hash, tid, seq, body)
+        conn.execute(insert(TableEvent).values(
+            table_id=tid, seq=seq, event_id=eid, type=event["type"], t=float(event["t"]),
+            body=body, prev_hash=state.hash, hash=digest, recorded_at=self.clock(),
+        ))
+        self._store_records(conn, batch, seq, records)
+        if self.snapshot_every and seq % self.snapshot_every == 0:
+            blob = deriver.snapshot()
+            conn.execute(insert(Snapshot).values(
+                table_id=tid, seq=seq, event_hash=digest, blob=blob,
+                mac=snapshot_mac(self._key, tid, seq, digest, blob)))
         state.seq, state.hash = seq, digest
         return Appended(seq, digest, [r for r in records if r.get("type") != "rederived"])
 
-    def _store_records(self, conn: Connection, tid: str, generation: int, seq: int,
-                       records: list[dict], deriver: Deriver) -> int:
+    def _store_records(self, conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> None:
         """Insert derived records; a ``rederived`` record starts a new generation."""
+        tid = batch.table_id
         if any(r.get("type") == "rederived" for r in records):
-            generation += 1
-            fresh = deriver.records()
-            self._insert_records(conn, tid, generation, 0, seq, fresh)
-            return generation
-        start = conn.execute(
-            select(func.count()).select_from(DerivedRecord)
-            .where(DerivedRecord.table_id == tid, DerivedRecord.generation == generation)
-        ).scalar_one()
-        self._insert_records(conn, tid, generation, start, seq, records)
-        return generation
+            batch.generation += 1
+            batch.next_idx = self._insert_records(
+                conn, tid, batch.generation, 0, seq, batch.state.deriver.records())
+            return
+        if batch.next_idx is None:
+            batch.next_idx = conn.execute(
+                select(func.count()).select_from(DerivedRecord)
+                .where(DerivedRecord.table_id == tid, DerivedRecord.generation == batch.generation)
+            ).scalar_one()
+        batch.next_idx += self._insert_records(conn, tid, batch.generation, batch.next_idx, seq, records)
 
     @staticmethod
     def _insert_records(conn: Connection, tid: str, generation: int, start: int, seq: int,
-                        records: Iterable[dict]) -> None:
+                        records: Iterable[dict]) -> int:
+        """Insert the stored kinds of ``records`` from index ``start``; return how many."""
         rows = [
             dict(table_id=tid, generation=generation, idx=start + i, source_seq=seq,
                  type=r["type"], deal=r.get("deal") if isinstance(r.get("deal"), int) else None,
@@ -280,26 +395,32 @@ class Store:
         ]
         if rows:
             conn.execute(insert(DerivedRecord), rows)
+        return len(rows)
 
-    def _lock_head(self, conn: Connection, tid: str, event: dict) -> TableHead:
-        """The table's head row, locked for this transaction (created on first append)."""
-        query = select(TableHead).where(TableHead.table_id == tid).with_for_update()
-        head = conn.execute(query).first()
-        if head is None:
-            conn.execute(insert(TableHead).values(
-                table_id=tid, ruleset=self._ruleset_for(conn, tid, event), head_seq=0,
-                head_hash=GENESIS, generation=0, created_at=self.clock()))
-            head = conn.execute(query).first()
-        return head
+    @staticmethod
+    def _finish(conn: Connection, batch: _Batch) -> None:
+        """Move the head over what the batch appended (only if no one else moved it)."""
+        state = batch.state
+        if state is not None and state.seq != batch.start_seq:
+            moved = conn.execute(
+                update(TableHead)
+                .where(TableHead.table_id == batch.table_id, TableHead.head_seq == batch.start_seq)
+                .values(head_seq=state.seq, head_hash=state.hash, generation=batch.generation)
+            ).rowcount
+            if moved != 1:
+                raise _StaleHead(batch.table_id)
+        if batch.rejected:
+            conn.execute(insert(RejectedEvent), batch.rejected)
 
     def _ruleset_for(self, conn: Connection, tid: str, event: dict) -> str:
-        """A tournament table plays its tournament's ruleset; otherwise the first event's."""
-        ruleset = conn.execute(
-            select(Tournament.ruleset).join(Match, Match.tournament_id == Tournament.id)
+        """A tournament table plays its tournament's ruleset with the round's deal limit and
+        time (W1); any other table the ruleset its first event names, else the default."""
+        event_row = conn.execute(
+            select(Tournament).join(Match, Match.tournament_id == Tournament.id)
             .where(Match.table_id == tid)
-        ).scalar_one_or_none()
-        if ruleset:
-            return ruleset
+        ).first()
+        if event_row is not None:
+            return tournament_ruleset(event_row.ruleset, event_row.deal_limit, event_row.round_minutes)
         named = event.get("ruleset") if event.get("type") == "session_start" else None
         return named if isinstance(named, str) and named else self.default_ruleset
 
@@ -339,7 +460,10 @@ class Store:
         if snap is not None:
             at = conn.execute(select(TableEvent.hash).where(
                 TableEvent.table_id == tid, TableEvent.seq == snap.seq)).scalar_one_or_none()
-            if at == snap.event_hash:
+            if not snapshot_is_authentic(self._key, snap.mac, tid, snap.seq, snap.event_hash, snap.blob):
+                log.warning("table %s: snapshot at seq %d fails its signature check (forged, or made "
+                            "with another secret key); not loading it, replaying the events", tid, snap.seq)
+            elif at == snap.event_hash:
                 try:
                     return _State(snap.seq, snap.event_hash, self.derivation.restore(snap.blob))
                 except Exception as exc:  # an older engine's blob: the log is the truth
@@ -383,15 +507,12 @@ class Store:
         if not isinstance(teams, dict) or {s: teams.get(s) for s in want} != want:
             raise EventRejected(tid, f"session_start teams {teams!r} do not match the draw {want}")
 
-    def _reject(self, tid: str | None, event: object, reason: str) -> None:
-        try:
-            text = canonical(event)
-        except (TypeError, ValueError):
-            text = repr(event)
+    def _reject_aside(self, rejections: list[tuple[str | None, object, str]]) -> None:
+        """Keep events refused before they reached a table (bad envelope) with the reason."""
+        now = self.clock()
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-            conn.execute(insert(RejectedEvent).values(
-                table_id=tid if isinstance(tid, str) else None, body=text[:100_000], reason=reason,
-                received_at=self.clock()))
+            conn.execute(insert(RejectedEvent), [_rejection(tid, event, reason, now)
+                                                 for tid, event, reason in rejections])
 
     def _lock(self, tid: str) -> threading.Lock:
         with self._locks_guard:

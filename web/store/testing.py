@@ -1,7 +1,9 @@
 """Helpers for tests of the store and of anything built on it (dashboard, tournaments).
 
 ``temporary_url`` gives a fresh, empty database per test: a SQLite file under a temporary
-directory, or a PostgreSQL schema of its own that is dropped afterwards.
+directory, or a PostgreSQL schema of its own that is dropped afterwards; ``TEST_SECRET``
+signs the snapshots of test stores (a PostgreSQL store has no data directory to keep a
+generated key in).
 ``TallyDerivation`` is a small referee that keeps the engine's contract (feed, records,
 snapshot, restore; ``error`` rejects; a correction re-derives) with trivially predictable
 results, so that the store's mechanics are tested fast and independently of the rules.
@@ -26,6 +28,7 @@ from .db import data_url
 PG_URL_ENV = "GUANDAN_TEST_PG_URL"
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 KINDS = ("sqlite", "postgresql")
+TEST_SECRET = "guandan-test-snapshot-key"
 
 
 @contextmanager
