@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--out", metavar="DIR", default="work-data/recognizer", help="working folder for data and runs")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--images", type=int, default=2000, help="rendered scenes for the detector")
-    t.add_argument("--epochs", type=int, default=15, help="detector epochs")
-    t.add_argument("--classifier-scenes", type=int, default=3000, help="rendered scenes cut into classifier crops")
-    t.add_argument("--classifier-epochs", type=int, default=6)
+    t.add_argument("--epochs", type=int, default=12, help="detector epochs")
+    t.add_argument("--classifier-scenes", type=int, default=6000, help="rendered scenes cut into classifier crops")
+    t.add_argument("--classifier-epochs", type=int, default=10)
     t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
     t.add_argument("--no-decks", action="store_true", help="procedural designs only (no Debian deck packages)")
     t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
@@ -87,20 +87,20 @@ def recognize(args: argparse.Namespace) -> int:
 
 def train(args: argparse.Namespace) -> int:
     from recognizer import train as training
+    from recognizer.synth.decks import prepare_decks, training_design_sampler
 
     work = Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
+    decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
+    if not args.no_decks and not decks:
+        print("warning: deck packages unavailable; training on procedural designs only", file=sys.stderr)
+    sampler = training_design_sampler(decks)
     detector = classifier = None
     if args.stage in ("all", "detector"):
-        detector = training.train_detector(work, args.images, args.epochs, args.seed)
+        detector = training.train_detector(work, args.images, args.epochs, args.seed, sampler)
         print(f"detector: {detector}")
     if args.stage in ("all", "classifier"):
-        from recognizer.synth.decks import prepare_decks, training_design_sampler
-
-        decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
-        if not args.no_decks and not decks:
-            print("warning: deck packages unavailable; training the classifier on procedural designs only", file=sys.stderr)
-        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, training_design_sampler(decks))
+        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, sampler)
         print(f"classifier: {classifier}")
     if args.install:
         training.install_models(detector, classifier)

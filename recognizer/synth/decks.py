@@ -61,7 +61,7 @@ DECKS: tuple[DeckSource, ...] = (
     DeckSource("paris", _G, "paris.svgz", "GPL-3+", True),
     DeckSource("plastic", _G, "plastic.svgz", "GPL-3+", True),
     DeckSource("simplistic", _G, "simplistic.svgz", "GPL-3+", True),
-    DeckSource("tango", _G, "tango.svgz", "GPL-3+", True),
+    DeckSource("tango", _G, "tango.svgz", "GPL-3+", False, "suit sign in the other top corner, not under the rank"),
     DeckSource("tigullio", _G, "tigullio.svgz", "GPL-3+", True, "held out"),
     DeckSource("nicu-white", _K, "svg-nicu-white/white.svgz", "GPL-2+", True),
     DeckSource("nicu-ornamental", _K, "svg-nicu-ornamental/ornamental.svgz", "GPL-2+", True),
@@ -183,7 +183,8 @@ def _find_index_boxes(images: dict[Card, np.ndarray]) -> dict[Card, Box]:
             continue
         dx0, dy0, dx1, dy1 = deck[0] * W, deck[1] * H, deck[2] * W, deck[3] * H
         blobs = [b for b in _ink_boxes(img, (0.0, 0.0, 0.35, 0.4)) if b[0] < dx1 and b[0] + b[2] > dx0 and b[1] < dy1 and b[1] + b[3] > dy0]
-        u = _union(blobs) or (dx0, dy0, dx1, dy1)
+        # Never smaller than the deck's box: a glyph touching court art merges into it and is lost.
+        u = _union(blobs + [(int(dx0), int(dy0), int(dx1 - dx0), int(dy1 - dy0))])
         bw, bh = dx1 - dx0, dy1 - dy0
         u = (max(u[0], dx0 - 0.5 * bw), max(u[1], dy0 - 0.2 * bh), min(u[2], dx1 + 0.7 * bw), min(u[3], dy1 + 0.2 * bh))
         out[card] = (u[0] / W, u[1] / H, u[2] / W, u[3] / H)

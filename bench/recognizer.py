@@ -1,0 +1,128 @@
+"""Card reader benchmark on rendered play areas in designs held out of training.
+
+    .venv/bin/python bench/recognizer.py [--images 300] [--seed 7]
+
+For each held-out design (the real decks of ``recognizer.synth.decks.HELD_OUT`` when the
+Debian deck packages are installed, and the held-out procedural designs always): per-card
+precision and recall, exact-multiset accuracy per image (target >= 99.5%), the same on
+images with duplicate faces and with wildcards, milliseconds per image on one core
+(target <= 15 ms) and the most common misreads. The truth of an image is the cards with
+at least one corner index in view (a card a hand covers entirely cannot be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+# Run as a script, bench/ comes first on sys.path, where this file would shadow the
+# recognizer package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from recognizer.reader import CardReader  # noqa: E402
+from recognizer.synth import HELD_OUT_PROCEDURAL  # noqa: E402
+from recognizer.synth.decks import HELD_OUT, prepare_decks  # noqa: E402
+from recognizer.synth.scenes import random_hand, render_scene  # noqa: E402
+from referee.cards import card_name, wildcard  # noqa: E402
+
+DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
+
+
+def held_out_designs() -> list:
+    real = [d for d in prepare_decks(DATA, HELD_OUT) if d.name in HELD_OUT]
+    return real + list(HELD_OUT_PROCEDURAL)
+
+
+def run(design, reader: CardReader, images: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    stats = Counter()
+    per_face = {k: Counter() for k in ("tp", "fp", "fn")}
+    confusions: Counter = Counter()
+    times = []
+    for k in range(images):
+        n = int(min(10, 1 + rng.geometric(0.22)))
+        cards = random_hand(rng, n)
+        level = int(rng.integers(0, 13))
+        if rng.random() < 0.3:
+            cards[int(rng.integers(len(cards)))] = wildcard(level)
+        scene = render_scene(seed * 100_000 + k, design, cards=sorted(cards))
+        truth = Counter(scene.cards[i] for i in {lab.card_id for lab in scene.labels})
+        t0 = time.perf_counter()
+        reading = reader.read(scene.image)
+        times.append(time.perf_counter() - t0)
+        got = Counter(reading.cards)
+        exact = got == truth
+        dup = any(v > 1 for v in truth.values())
+        wild = truth[wildcard(level)] > 0
+        for key, flag in (("all", True), ("dup", dup), ("wild", wild)):
+            if flag:
+                stats[key] += 1
+                stats[key + "_ok"] += exact
+        missed, extra = truth - got, got - truth
+        for face, c in (truth & got).items():
+            per_face["tp"][face] += c
+        per_face["fn"].update(missed)
+        per_face["fp"].update(extra)
+        m, e = sorted(missed.elements()), sorted(extra.elements())
+        for a, b in zip(m, e):
+            confusions[(card_name(a), card_name(b))] += 1
+        for a in m[len(e) :]:
+            confusions[(card_name(a), "-")] += 1
+        for b in e[len(m) :]:
+            confusions[("-", card_name(b))] += 1
+    tp, fp, fn = (sum(per_face[k].values()) for k in ("tp", "fp", "fn"))
+    return {
+        "design": design.name,
+        "images": images,
+        "precision": tp / max(1, tp + fp),
+        "recall": tp / max(1, tp + fn),
+        "exact": stats["all_ok"] / max(1, stats["all"]),
+        "exact_dup": (stats["dup_ok"], stats["dup"]),
+        "exact_wild": (stats["wild_ok"], stats["wild"]),
+        "ms": 1000 * float(np.mean(times)),
+        "ms_p95": 1000 * float(np.percentile(times, 95)),
+        "confusions": confusions.most_common(8),
+        "worst_recall": sorted(
+            ((card_name(f), per_face["tp"][f] / (per_face["tp"][f] + per_face["fn"][f])) for f in per_face["fn"]),
+            key=lambda x: x[1],
+        )[:5],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=300, help="images per held-out design")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
+    args = ap.parse_args()
+    cv2.setNumThreads(1)
+    reader = CardReader(args.models, threads=1)
+    reader.read(np.zeros((200, 400, 3), np.uint8))  # warm-up
+    totals = Counter()
+    for design in held_out_designs():
+        r = run(design, reader, args.images, args.seed)
+        d_ok, d_n = r["exact_dup"]
+        w_ok, w_n = r["exact_wild"]
+        print(
+            f"{r['design']:<24} precision {r['precision']:.4f}  recall {r['recall']:.4f}  "
+            f"exact {r['exact']:.2%}  duplicates {d_ok}/{d_n}  wildcards {w_ok}/{w_n}  "
+            f"{r['ms']:.1f} ms/image (p95 {r['ms_p95']:.1f}, one core)"
+        )
+        if r["confusions"]:
+            print("    misreads (truth -> read, '-' = none):", ", ".join(f"{a}->{b} x{c}" for (a, b), c in r["confusions"]))
+        if r["worst_recall"]:
+            print("    lowest recall:", ", ".join(f"{f} {v:.2f}" for f, v in r["worst_recall"]))
+        totals["images"] += r["images"]
+        totals["exact"] += round(r["exact"] * r["images"])
+    print(f"overall exact-multiset accuracy {totals['exact'] / max(1, totals['images']):.2%} on {totals['images']} images (target 99.5%)")
+
+
+if __name__ == "__main__":
+    main()

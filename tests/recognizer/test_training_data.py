@@ -1,0 +1,64 @@
+"""Training data plumbing that needs no torch: YOLO labels, classifier crops, deck index boxes."""
+
+import numpy as np
+
+from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
+from recognizer.synth import PROCEDURAL_DESIGNS, card_image
+from recognizer.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
+from recognizer.synth.scenes import render_scene
+from recognizer.train import render_classifier_set, render_detector_set
+from referee.cards import FACES
+
+
+def test_detector_set_is_yolo_format_matching_the_scenes(tmp_path):
+    data = render_detector_set(tmp_path, images=4, seed=3)
+    assert "names:\n  0: index" in data.read_text()
+    labels = sorted((tmp_path / "labels").rglob("*.txt"))
+    assert len(labels) == 4 and len(list((tmp_path / "images").rglob("*.jpg"))) == 4
+    for k, path in enumerate(sorted(labels, key=lambda p: p.name)):
+        rows = [line.split() for line in path.read_text().splitlines()]
+        assert len(rows) == len(render_scene(3 * 1_000_003 + k).labels)
+        for cls, *xywh in rows:
+            assert cls == "0" and all(0 <= float(v) <= 1 for v in xywh)
+
+
+def test_classifier_crops_and_classes():
+    x, y = render_classifier_set(scenes=3, seed=1)
+    assert x.shape[1:] == (CROP_H, CROP_W, 3) and x.dtype == np.uint8 and len(x) == len(y)
+    assert (y == NOT_INDEX).any() and (y < NOT_INDEX).any() and y.max() < N_CLASSES
+
+
+def test_class_numbers_round_trip():
+    for face in FACES:
+        for inverted in (False, True):
+            assert decode_class(class_of(face, inverted)) == (face, inverted)
+    assert decode_class(NOT_INDEX) is None
+
+
+def test_crop_index_keeps_the_box_content():
+    img = np.zeros((100, 100, 3), np.uint8)
+    img[20:60, 30:50] = 255
+    crop = crop_index(img, (30, 20, 50, 60))
+    assert crop[CROP_H // 2, CROP_W // 2].tolist() == [255, 255, 255]
+    assert crop[0, 0].tolist() == [0, 0, 0]  # the padding shows the surroundings
+
+
+def test_ink_heuristic_finds_the_known_index_of_drawn_decks():
+    # A procedural deck knows its true index boxes: the heuristic used on real decks must agree.
+    design = PROCEDURAL_DESIGNS[3]
+    images = {card: card_image(card, design, 320) for card in FACES}
+    found = _find_index_boxes(images)
+    assert len(found) >= 52
+    for card in FACES[:52]:
+        w = images[card].shape[1]
+        x0, y0, x1, y1 = design.index_box(card, 320)
+        truth = np.array([x0 / w, y0 / 320, x1 / w, y1 / 320])
+        assert np.abs(np.array(found[card]) - truth).max() < 0.04, card
+
+
+def test_held_out_decks_never_sampled_for_training():
+    assert set(HELD_OUT) <= {d.name for d in DECKS if d.standard}
+    assert all(d.licence for d in DECKS)
+    sample = training_design_sampler([])
+    rng = np.random.default_rng(0)
+    assert all(sample(rng).name.startswith("procedural-") for _ in range(20))
