@@ -86,7 +86,7 @@ def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path):
     from web.store import get_store, init_app
 
     app = Flask("t")
-    app.config["STORE_URL"] = db_url
+    app.config.update(STORE_URL=db_url, SECRET_KEY="from the config")
     store = init_app(app)
     assert get_store(app) is store and store.url == db_url
     store.close()
@@ -94,3 +94,52 @@ def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path):
     data.config["DATA_DIR"] = str(tmp_path / "d")
     with init_app(data):
         assert (tmp_path / "d" / "guandan.sqlite3").exists()
+        # no key configured: one is generated in the data directory, readable by its owner only
+        key = tmp_path / "d" / "secret.key"
+        assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_text().strip()) == 64
+
+
+def test_append_many_validates_each_event_exactly_like_append(store, table):
+    start = table.event("session_start", teams={"NS": "A", "EW": "B"})
+    p1 = table.event("play", seat="S", cards=["2S"], id="p1")
+    other = {"type": "session_start", "table": "T2", "t": 1, "teams": {"NS": "C", "EW": "D"}}
+    events = [
+        start, p1,
+        {"type": "shout", "table": "T1", "t": 3},               # bad envelope
+        table.event("play", seat="X", cards=["2S"]),            # refused by the referee
+        dict(p1),                                                # a resend: stored once
+        {**table.event("play", seat="E", cards=["2S"]), "id": "p1"},  # id reused with other content
+        other,                                                   # another table ends the batch
+        table.event("play", seat="E", cards=["3S"], id="e1"),
+        table.event("session_end"),
+    ]
+    outcomes = store.append_many(events, batch_size=2)
+    kinds = [type(o).__name__ if isinstance(o, Exception) else ("dup" if o.duplicate else o.seq)
+             for o in outcomes]
+    assert kinds == [1, 2, "EventRejected", "EventRejected", "dup", "EventRejected", 1, 3, 4]
+    assert "unknown event type 'shout'" in str(outcomes[2]) and "bad seat 'X'" in str(outcomes[3])
+    assert "id 'p1' is already used by seq 2" in str(outcomes[5])
+    assert [r["reason"] for r in store.rejected()] == [
+        str(outcomes[i]).removeprefix("table T1: ") for i in (3, 5, 2)]
+    assert [e["type"] for e in store.events("T1")] == ["session_start", "play", "play", "session_end"]
+    assert outcomes[8].records[0]["score"] == {"NS": 14, "EW": 14}  # one play each
+    assert store.results("T1") == [{**outcomes[8].records[0], "table": "T1"}]
+    report = store.verify(rederive=True)
+    assert report.ok and (report.tables, report.events) == (2, 5)
+
+
+def test_a_new_table_takes_its_ruleset_from_its_first_accepted_event(store):
+    early = {"type": "play", "table": "T3", "t": 1, "seat": "S", "cards": ["2S"]}
+    start = {"type": "session_start", "table": "T3", "t": 2, "teams": {"NS": "A", "EW": "B"},
+             "ruleset": "report6"}
+    with pytest.raises(EventRejected, match="before session_start"):
+        store.append(early)
+    assert store.tables() == []  # a refused first event opens no table
+    done = store.append_many([early, start])
+    assert isinstance(done[0], EventRejected) and done[1].seq == 1
+    assert [(t["table"], t["ruleset"]) for t in store.tables()] == [("T3", "report6")]
+
+
+def test_append_many_refuses_a_batch_size_below_one(store):
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        store.append_many([], batch_size=0)

@@ -107,3 +107,22 @@ def test_signing_needs_a_result_and_a_side(store, table):
     table.append("session_end")
     with pytest.raises(SignOffError, match="side must be NS or EW"):
         store.sign("T1", "XX", "Ann")
+
+
+def test_a_correction_in_the_same_batch_sees_the_events_before_it(store, table):
+    events = [table.event("session_start", teams={"NS": "A", "EW": "B"}),
+              table.event("play", seat="S", cards=["2S"], id="ns0"),
+              table.event("play", seat="S", cards=["2S"], id="ns1"),
+              table.event("penalty", side="EW", level="warning", rule="P6", by="Ref Li"),
+              table.event("session_end"),
+              table.event("correction", of="ns1", by="Ref Li",
+                          event={"type": "play", "seat": "E", "cards": ["2S"], "t": 3}),
+              table.event("penalty", side="NS", level="warning", rule="P6", by="Ref Li")]
+    outcomes = store.append_many(events)
+    assert [o.seq for o in outcomes] == list(range(1, 8))
+    assert [r["type"] for r in store.records("T1", generation=0)] == ["flag", "session_result"]
+    assert store.records("T1", generation=0)[1]["winner"] == "NS"
+    assert [(r["type"], r.get("winner")) for r in store.records("T1")] == [
+        ("flag", None), ("session_result", None), ("flag", None)]  # 1:1 after the fix, a draw
+    assert store.audit("T1")[1]["original"]["seat"] == "S"
+    assert store.verify(rederive=True).ok

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import pickle
+
 import pytest
+from sqlalchemy import select, update
 
 from referee.engine import Referee
 from referee.rulesets import load_ruleset
 from referee.simulate import play_session
 from web.store import Appended, EventRejected
+from web.store.models import Snapshot
+from web.store.signing import snapshot_is_authentic, snapshot_mac
 
 TEAMS = {"NS": "Pair A", "EW": "Pair B"}
 
@@ -71,3 +77,50 @@ def test_correction_through_the_engine_starts_a_new_generation(real_store):
     assert real_store.records("T1", generation=0)
     assert real_store.audit("T1")[0]["original"]["id"] == played["id"]
     assert real_store.verify(rederive=True).ok
+
+
+class _Planted:
+    """Unpickling this creates ``path``: a stand-in for code an attacker would run."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_forged_snapshot_is_never_unpickled_and_the_table_replays(reopen, tmp_path, caplog):
+    events = play_session(9, TEAMS)[:151]
+    with reopen(snapshot_every=50) as s:
+        _import(s, events[:150])
+    pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))  # such a blob does run code...
+    assert (tmp_path / "proof").exists()
+    marker = tmp_path / "pwned"
+    planted = pickle.dumps(_Planted(marker))
+    with reopen() as s, s.engine.begin() as conn:
+        # ...and whoever can write to the database can rewrite a snapshot row, MAC and all
+        snap = conn.execute(select(Snapshot).where(Snapshot.seq == 150)).one()
+        conn.execute(update(Snapshot).where(Snapshot.seq == 150).values(
+            blob=planted, mac=snapshot_mac(b"a key guessed by the forger", "T1", 150, snap.event_hash, planted)))
+    with reopen(snapshot_every=50) as s, caplog.at_level(logging.WARNING, logger="web.store.store"):
+        ref = s.referee("T1")
+        assert "T1: snapshot at seq 150 fails its signature check" in caplog.text
+        assert not marker.exists()
+        want = Referee(load_ruleset("competition"))
+        for e in events[:150]:
+            want.feed(e)
+        assert ref.records() == want.records()
+        assert s.append(events[150]).seq == 151  # the table goes on from the replayed state
+        assert s.verify(rederive=True).ok
+    assert not marker.exists()
+
+
+def test_a_snapshot_mac_binds_the_blob_to_its_table_and_place():
+    key, blob = b"k" * 32, b"state"
+    mac = snapshot_mac(key, "T1", 50, "ab" * 32, blob)
+    assert snapshot_is_authentic(key, mac, "T1", 50, "ab" * 32, blob)
+    for other in [(b"x" * 32, "T1", 50, "ab" * 32, blob), (key, "T2", 50, "ab" * 32, blob),
+                  (key, "T1", 51, "ab" * 32, blob), (key, "T1", 50, "cd" * 32, blob),
+                  (key, "T1", 50, "ab" * 32, b"state!")]:
+        assert not snapshot_is_authentic(other[0], mac, *other[1:])
+    assert not snapshot_is_authentic(key, None, "T1", 50, "ab" * 32, blob)

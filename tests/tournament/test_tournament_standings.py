@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from web.store.testing import tally_levels
+from referee.simulate import simulate_session
+from web.store import Appended
 from web.tournament import service
 from web.tournament.standings import MatchResult, lots, standings
 
@@ -93,47 +94,55 @@ def _games(rs):
 
 
 @pytest.mark.parametrize("chain", ["competition", "001"])
-def test_whole_seeded_tournament(store, chain):
-    rng = random.Random(2024)
+def test_whole_seeded_tournament_of_simulated_sessions(real_store, chain):
+    """16 pairs, 4 Swiss rounds, every match a simulated session (2 deals) imported through
+    the store and refereed by the engine; one forfeit. The standings must equal a ranking
+    computed here from the sessions' own results."""
+    store, rng = real_store, random.Random(2024)
     ids = [f"P{i:02}" for i in range(16)]
-    service.create(store, "OPEN", "Open pairs", chain=chain, rounds=4, seed=11)
+    service.create(store, "OPEN", "Open pairs", chain=chain, rounds=4, deal_limit=2, seed=11)
     for p in ids:
         service.add_pair(store, "OPEN", p, f"pair {p}", f"{p}-a", f"{p}-b", rating=rng.randint(1000, 2000))
+    rules = service.ruleset(store, "OPEN")
+    assert rules.max_deals == 2
     games, met = [], set()
     for rnd in range(1, 5):
         drawn = service.pair_round(store, "OPEN")
         assert {m.round for m in drawn} == {rnd}
+        sims = {}
         for m in drawn:
             assert frozenset((m.ns, m.ew)) not in met
             met.add(frozenset((m.ns, m.ew)))
             if rnd == 2 and m.table_no == 3:
                 service.record_forfeit(store, "OPEN", rnd, m.ew, by="Chief Wang")
                 games.append((rnd, m.ns, m.ew, 2, 0, None, 0, 0))
-                continue
-            ns, ew = rng.randint(0, 15), rng.randint(0, 15)
-            _play(store, m, ns, ew)
-            lv = tally_levels({"NS": ns, "EW": ew})
-            d = abs(lv["NS"] - lv["EW"])
-            sa, sb = (1, 1) if d == 0 else ((2, 0) if lv["NS"] > lv["EW"] else (0, 2))
-            games.append((rnd, m.ns, m.ew, sa, sb, d, 0, 0))
-    got = [s.pair for s in service.standings_of(store, "OPEN")]
-    assert got == independent_ranking(ids, games, chain, seed=11)
+            else:
+                sims[m] = simulate_session(rng.randrange(10**6), {"NS": m.ns, "EW": m.ew}, rules,
+                                           table=m.table_id)
+        outcomes = store.append_many([e for sim in sims.values() for e in sim.events])
+        assert all(isinstance(o, Appended) for o in outcomes)
+        for m, sim in sims.items():
+            own = [r for r in sim.records if r["type"] in ("deal_end", "session_result")]
+            assert [{k: v for k, v in r.items() if k != "table"} for r in store.results(m.table_id)] == own
+            games.append(_game(rnd, m, own))
+    assert len({g[5] for g in games}) > 2  # the sessions ended with several level differences
+    want = independent_ranking(ids, games, chain, seed=11)
+    assert [s.pair for s in service.standings_of(store, "OPEN")] == want
+    other = "001" if chain == "competition" else "competition"
+    assert [s.pair for s in standings(ids, service.match_results(store, "OPEN"), other, 11)] == \
+        independent_ranking(ids, games, other, seed=11)
     with pytest.raises(service.TournamentError, match="all 4 rounds are drawn"):
         service.pair_round(store, "OPEN")
 
 
-def _play(store, m, ns_plays, ew_plays):
-    t = 0.0
-
-    def send(kind, **fields):
-        nonlocal t
-        t += 1
-        store.append({"type": kind, "table": m.table_id, "t": t, **fields})
-
-    send("session_start", teams={"NS": m.ns, "EW": m.ew})
-    for i in range(max(ns_plays, ew_plays)):
-        if i < ns_plays:
-            send("play", seat="N", cards=["2S"])
-        if i < ew_plays:
-            send("play", seat="W", cards=["2S"])
-    send("session_end")
+def _game(rnd, m, records):
+    """A match as ``independent_ranking`` takes it, read off the session's own records."""
+    (result,) = [r for r in records if r["type"] == "session_result"]
+    ups = {"NS": 0, "EW": 0}
+    for r in records:
+        if r["type"] == "deal_end":
+            for side, k in r["upgrade"].items():
+                ups[side] += k
+    points = {"NS": 2, "EW": 0} if result["winner"] == "NS" else \
+        {"NS": 0, "EW": 2} if result["winner"] == "EW" else {"NS": 1, "EW": 1}
+    return (rnd, m.ns, m.ew, points["NS"], points["EW"], result["level_difference"], ups["NS"], ups["EW"])

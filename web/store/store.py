@@ -93,7 +93,11 @@ class _State:
 
 @dataclass
 class _Batch:
-    """What one write transaction has done to a table so far."""
+    """What one write transaction has done to a table so far.
+
+    Rows are collected and inserted together (``Store._flush``): before anything reads
+    them back in the same transaction, and at the end.
+    """
 
     table_id: str
     start_seq: int
@@ -101,8 +105,12 @@ class _Batch:
     generation: int
     state: _State | None
     """The referee after the batch's last accepted event; None while a new table has none."""
+    known: dict[str, tuple[int, str, str]]
+    """Event id -> (seq, hash, body) of the batch's ids already stored or taken in it."""
     next_idx: int | None = None
     """Index of the next derived record of ``generation`` (looked up once, when needed)."""
+    event_rows: list[dict] = field(default_factory=list)
+    record_rows: list[dict] = field(default_factory=list)
     rejected: list[dict] = field(default_factory=list)
 
 
@@ -308,7 +316,8 @@ class Store:
                     raise SequenceConflict(
                         f"table {tid}: expected head seq {expected_seq}, store has {start}; reload and retry")
                 batch = _Batch(tid, start, 0 if head is None else head.generation,
-                               None if head is None else self._state(conn, tid, head))
+                               None if head is None else self._state(conn, tid, head),
+                               self._known_ids(conn, tid, items) if head is not None else {})
                 for event, body in items:
                     try:
                         outcomes.append(self._append_event(conn, batch, event, body))
@@ -327,15 +336,13 @@ class Store:
         """Validate one event against the table as the batch left it, and store it."""
         tid = batch.table_id
         eid = None if event.get("id") is None else str(event["id"])
-        if eid is not None:
-            dup = conn.execute(
-                select(TableEvent.seq, TableEvent.hash, TableEvent.body)
-                .where(TableEvent.table_id == tid, TableEvent.event_id == eid)
-            ).first()
-            if dup is not None:
-                if dup.body != body:
-                    raise EventRejected(tid, f"id {eid!r} is already used by seq {dup.seq} with other content")
-                return Appended(dup.seq, dup.hash, [], duplicate=True)
+        if eid in batch.known:
+            seq, digest, stored = batch.known[eid]
+            if stored != body:
+                raise EventRejected(tid, f"id {eid!r} is already used by seq {seq} with other content")
+            return Appended(seq, digest, [], duplicate=True)
+        if event["type"] == "correction":
+            self._flush(conn, batch)  # its check reads this table's events
         self._check_authority(conn, tid, event)
         self._check_tournament(conn, tid, event)
         if batch.state is None:  # a new table: the ruleset comes with its first accepted event
@@ -355,10 +362,12 @@ class Store:
         state = batch.state
         seq = state.seq + 1
         digest = chain_hash(state.hash, tid, seq, body)
-        conn.execute(insert(TableEvent).values(
+        batch.event_rows.append(dict(
             table_id=tid, seq=seq, event_id=eid, type=event["type"], t=float(event["t"]),
             body=body, prev_hash=state.hash, hash=digest, recorded_at=self.clock(),
         ))
+        if eid is not None:
+            batch.known[eid] = (seq, digest, body)
         self._store_records(conn, batch, seq, records)
         if self.snapshot_every and seq % self.snapshot_every == 0:
             blob = deriver.snapshot()
@@ -368,38 +377,52 @@ class Store:
         state.seq, state.hash = seq, digest
         return Appended(seq, digest, [r for r in records if r.get("type") != "rederived"])
 
-    def _store_records(self, conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> None:
-        """Insert derived records; a ``rederived`` record starts a new generation."""
+    @staticmethod
+    def _known_ids(conn: Connection, tid: str, items: list[tuple[dict, str]]) -> dict[str, tuple[int, str, str]]:
+        """Which of the batch's event ids the table already holds (one query, not one each)."""
+        ids = {str(e["id"]) for e, _ in items if e.get("id") is not None}
+        if not ids:
+            return {}
+        rows = conn.execute(
+            select(TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
+            .where(TableEvent.table_id == tid, TableEvent.event_id.in_(sorted(ids)))
+        )
+        return {r.event_id: (r.seq, r.hash, r.body) for r in rows}
+
+    @staticmethod
+    def _store_records(conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> None:
+        """Keep derived records for insertion; a ``rederived`` record starts a new generation."""
         tid = batch.table_id
         if any(r.get("type") == "rederived" for r in records):
             batch.generation += 1
-            batch.next_idx = self._insert_records(
-                conn, tid, batch.generation, 0, seq, batch.state.deriver.records())
-            return
-        if batch.next_idx is None:
+            batch.next_idx = 0
+            records = batch.state.deriver.records()
+        elif batch.next_idx is None:  # nothing of this generation is pending yet
             batch.next_idx = conn.execute(
                 select(func.count()).select_from(DerivedRecord)
                 .where(DerivedRecord.table_id == tid, DerivedRecord.generation == batch.generation)
             ).scalar_one()
-        batch.next_idx += self._insert_records(conn, tid, batch.generation, batch.next_idx, seq, records)
+        for r in records:
+            if r.get("type") in DERIVED_TYPES:
+                batch.record_rows.append(dict(
+                    table_id=tid, generation=batch.generation, idx=batch.next_idx, source_seq=seq,
+                    type=r["type"], deal=r.get("deal") if isinstance(r.get("deal"), int) else None,
+                    body=canonical(r)))
+                batch.next_idx += 1
 
     @staticmethod
-    def _insert_records(conn: Connection, tid: str, generation: int, start: int, seq: int,
-                        records: Iterable[dict]) -> int:
-        """Insert the stored kinds of ``records`` from index ``start``; return how many."""
-        rows = [
-            dict(table_id=tid, generation=generation, idx=start + i, source_seq=seq,
-                 type=r["type"], deal=r.get("deal") if isinstance(r.get("deal"), int) else None,
-                 body=canonical(r))
-            for i, r in enumerate(r for r in records if r.get("type") in DERIVED_TYPES)
-        ]
-        if rows:
-            conn.execute(insert(DerivedRecord), rows)
-        return len(rows)
+    def _flush(conn: Connection, batch: _Batch) -> None:
+        """Insert the batch's pending event and derived-record rows."""
+        if batch.event_rows:
+            conn.execute(insert(TableEvent), batch.event_rows)
+            batch.event_rows = []
+        if batch.record_rows:
+            conn.execute(insert(DerivedRecord), batch.record_rows)
+            batch.record_rows = []
 
-    @staticmethod
-    def _finish(conn: Connection, batch: _Batch) -> None:
-        """Move the head over what the batch appended (only if no one else moved it)."""
+    def _finish(self, conn: Connection, batch: _Batch) -> None:
+        """Store what is pending and move the head over it (only if no one else moved it)."""
+        self._flush(conn, batch)
         state = batch.state
         if state is not None and state.seq != batch.start_seq:
             moved = conn.execute(

@@ -14,6 +14,7 @@ from sqlalchemy import insert, select
 from web.store import Store
 from web.store.authority import check_penalty
 from web.store.db import WRITE
+from web.store.derive import load_ruleset_spec, tournament_ruleset
 from web.store.models import Match, Official, Pair, Round, Tournament
 
 from . import swiss
@@ -44,6 +45,7 @@ def create(store: Store, event_id: str, name: str, *, ruleset: str = "competitio
         raise TournamentError(f"unknown ranking chain {chain!r}: expected one of {', '.join(CHAINS)}")
     if rounds < 1 or round_minutes < 1 or deal_limit < 1:
         raise TournamentError("rounds, round minutes and deal limit must be positive")
+    tournament_ruleset(ruleset, deal_limit, round_minutes)  # an unknown ruleset fails here, not at a table
     with store.engine.begin() as conn:
         if conn.execute(select(Tournament.id).where(Tournament.id == event_id)).first():
             raise TournamentError(f"event {event_id!r} exists already")
@@ -62,6 +64,13 @@ def add_pair(store: Store, event_id: str, pair_id: str, name: str, player1: str,
             raise TournamentError(f"event {event_id!r}: pair {pair_id!r} exists already")
         conn.execute(insert(Pair).values(tournament_id=event_id, pair_id=pair_id, name=name,
                                          player1=player1, player2=player2, rating=rating))
+
+
+def ruleset(store: Store, event_id: str):
+    """The ``Ruleset`` the event's tables are refereed with: the event's ruleset with its
+    round time and deal limit (W1)."""
+    event = _event(store, event_id)
+    return load_ruleset_spec(tournament_ruleset(event.ruleset, event.deal_limit, event.round_minutes))
 
 
 def pairs(store: Store, event_id: str) -> list[dict]:
