@@ -2,7 +2,8 @@
 
 ``import``, ``results``, ``standings``, ``verify`` and ``export`` read or write the store
 in ``--data DIR`` (SQLite, default ``./guandan-data``) or at ``--db URL`` (PostgreSQL);
-``event`` and ``official`` set up a tournament. SQLAlchemy is imported in the handlers.
+``sign``, ``dispute`` and ``resolve`` are the sign-off of a session result (S3); ``event``
+and ``official`` set up a tournament. SQLAlchemy is imported in the handlers.
 """
 
 from __future__ import annotations
@@ -57,6 +58,24 @@ def register(sub) -> None:
     p = sub.add_parser("verify", parents=[common], help="check every table's hash chain")
     p.add_argument("--rederive", action="store_true", help="also replay each table and compare its results")
     p.set_defaults(handler=cmd_verify)
+
+    signing = argparse.ArgumentParser(add_help=False, parents=[common])
+    signing.add_argument("table", help="table stream id")
+    signing.add_argument("--session", type=int, default=1, help="which session of the table (default 1)")
+    signing.add_argument("--json", action="store_true", help="the sign-off status as one JSON object")
+    p = sub.add_parser("sign", parents=[signing], help="a side confirms a session result (S3)")
+    p.add_argument("--side", required=True, choices=("NS", "EW"))
+    p.add_argument("--by", required=True, help="the player who signs for the side")
+    p.set_defaults(handler=cmd_signoff, action="sign")
+    p = sub.add_parser("dispute", parents=[signing], help="a side disputes a session result: it reopens")
+    p.add_argument("--side", required=True, choices=("NS", "EW"))
+    p.add_argument("--by", required=True, help="the player who disputes for the side")
+    p.add_argument("--note", required=True, help="what is disputed")
+    p.set_defaults(handler=cmd_signoff, action="dispute")
+    p = sub.add_parser("resolve", parents=[signing], help="an official closes a dispute; both sides sign again")
+    p.add_argument("--by", required=True, help="a registered referee or the chief referee")
+    p.add_argument("--note", default="", help="the ruling")
+    p.set_defaults(handler=cmd_signoff, action="resolve")
 
     p = sub.add_parser("export", parents=[common], help="score sheets (CSV/PDF) or standings (CSV)")
     p.add_argument("what", choices=("sheet", "standings"))
@@ -159,6 +178,30 @@ def cmd_results(args) -> int:
             print(f"{r['table']} result: NS {r['levels']['NS']} EW {r['levels']['EW']}  "
                   f"d={r['level_difference']}  {r['score']['NS']}:{r['score']['EW']}  "
                   f"winner {r.get('winner') or 'draw'}  [{r['signoff']['state']}]")
+    return 0
+
+
+def cmd_signoff(args) -> int:
+    """``sign``, ``dispute`` or ``resolve``; a refused action exits 1 and says why."""
+    from web.store.signoff import SignOffError
+
+    with _open(args) as store:
+        try:
+            if args.action == "sign":
+                status = store.sign(args.table, args.side, args.by, session=args.session)
+            elif args.action == "dispute":
+                status = store.dispute(args.table, args.side, args.by, args.note, session=args.session)
+            else:
+                status = store.resolve(args.table, args.by, args.note, session=args.session)
+        except SignOffError as exc:
+            print(f"guandan-ref {args.action}: refused: {exc}", file=sys.stderr)
+            return 1
+    if args.json:
+        print(_json({"table": args.table, "session": args.session, **status.as_dict()}))
+    else:
+        signed = ", ".join(f"{side}: {who}" for side, who in sorted(status.signed.items()))
+        detail = status.dispute if status.state == "disputed" else (signed or "no signatures")
+        print(f"{args.table} session {args.session}: {status.state} ({detail})")
     return 0
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 
 import pytest
 from sqlalchemy import update
 
 from referee.simulate import play_session
 from web.cli import main
-from web.store import Store
+from web.store import KEY_ENV, Store
 from web.store.models import TableEvent
 from web.store.testing import TEST_SECRET
 
@@ -101,3 +102,53 @@ def test_tournament_from_the_command_line(loc, tmp_path, capsys):
 def test_standings_need_an_event(loc, capsys):
     assert main(["standings", *loc]) == 2
     assert "name the event with --event (events: none)" in capsys.readouterr().err
+
+
+def test_sign_dispute_resolve_from_the_command_line(loc, tmp_path, capsys):
+    events = play_session(13, {"NS": "A", "EW": "B"})
+    assert main(["import", _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events]), *loc]) == 0
+    assert main(["official", "Ref Li", *loc]) == 0
+    capsys.readouterr()
+
+    def run(*argv):
+        code = main([*argv, *loc])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = run("sign", "T1", "--side", "NS", "--by", "Ann", "--json")
+    assert code == 0 and json.loads(out) == {
+        "table": "T1", "session": 1, "state": "pending", "signed": {"NS": "Ann"}, "dispute": None}
+    assert run("dispute", "T1", "--side", "EW", "--by", "Bob", "--note", "deal 3 order")[1] == \
+        "T1 session 1: disputed (EW (Bob): deal 3 order)\n"
+    code, _, err = run("sign", "T1", "--side", "EW", "--by", "Bob")
+    assert code == 1 and "refused: sign: the result is disputed" in err
+    code, _, err = run("resolve", "T1", "--by", "Ann")
+    assert code == 1 and "not a registered official" in err
+    assert run("resolve", "T1", "--by", "Ref Li", "--note", "order confirmed")[1] == \
+        "T1 session 1: pending (no signatures)\n"
+    run("sign", "T1", "--side", "EW", "--by", "Bob")
+    assert run("sign", "T1", "--side", "NS", "--by", "Ann")[1] == "T1 session 1: final (EW: Bob, NS: Ann)\n"
+    code, _, err = run("sign", "T1", "--session", "2", "--side", "NS", "--by", "Ann")
+    assert code == 1 and "no session result #2 recorded" in err
+    code, out, _ = run("results", "--json")
+    (session,) = [json.loads(line) for line in out.splitlines() if '"session_result"' in line]
+    assert session["signoff"] == {"state": "final", "signed": {"NS": "Ann", "EW": "Bob"}, "dispute": None}
+
+
+def test_snapshots_are_signed_with_the_configured_key_else_the_data_directory_key(
+        loc, db_url, tmp_path, monkeypatch, caplog):
+    events = play_session(14, {"NS": "A", "EW": "B"})[:450]  # snapshots at seq 200 and 400
+    monkeypatch.setenv(KEY_ENV, "key from the environment")
+    assert main(["import", _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events]), *loc]) == 0
+    assert not (tmp_path / "guandan-data" / "secret.key").exists()  # a configured key is not stored
+    with caplog.at_level(logging.WARNING, logger="web.store.store"):
+        with Store(db_url, secret_key="key from the environment") as store:
+            store.referee("T1")
+        assert "signature" not in caplog.text
+        monkeypatch.delenv(KEY_ENV)
+        assert main(["verify", *loc]) == 0  # without it, the data directory gets a key of its own
+        data_key = (tmp_path / "guandan-data" / "secret.key").read_text().strip()
+        with Store(db_url, secret_key=data_key) as store:
+            replayed = store.referee("T1")
+        assert "T1: snapshot at seq 400 fails its signature check" in caplog.text
+    assert len(replayed.log) == 450

@@ -7,6 +7,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import delete, update
 
+from web.store import Store
 from web.store.db import current_revision, head_revision
 from web.store.models import Base, DerivedRecord, Snapshot, TableEvent, TableHead
 
@@ -101,3 +102,10 @@ def test_reopening_an_existing_store_keeps_its_data(store, table, reopen, deriva
         assert again.tables()[0]["head_seq"] == 4
     with store.engine.connect() as conn:
         assert conn.execute(TableHead.__table__.select()).first().head_seq == 4
+
+
+def test_a_postgresql_store_needs_a_configured_snapshot_key():
+    with pytest.raises(ValueError, match="postgresql store needs a secret key for its snapshots"):
+        Store("postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    with pytest.raises(ValueError, match="secret key for snapshots is empty"):
+        Store("postgresql+psycopg://postgres@127.0.0.1:5432/test", secret_key=" ")

@@ -6,6 +6,7 @@ import pytest
 
 from web.store import EventRejected
 from web.store.authority import NotAuthorized
+from referee.rulesets import load_ruleset
 from web.tournament import service
 
 
@@ -50,3 +51,13 @@ def test_next_round_waits_for_every_result_and_tables_check_the_draw(cup):
         cup.append({"type": "session_start", "table": game.table_id, "t": 0, "teams": {"NS": "X", "EW": "Y"}})
     with pytest.raises(service.TournamentError, match="pairs are fixed"):
         service.add_pair(cup, "CUP", "F", "late", "F1", "F2")
+
+
+def test_an_event_plays_its_ruleset_with_the_round_limits(store):
+    with pytest.raises(ValueError, match="unknown ruleset 'blitz'"):
+        service.create(store, "X", "X", ruleset="blitz")
+    service.create(store, "R6", "Report six", ruleset="report6", deal_limit=3, round_minutes=40)
+    rules = service.ruleset(store, "R6")
+    assert (rules.name, rules.report_threshold, rules.max_deals, rules.session_minutes) == ("report6", 6, 3, 40.0)
+    service.create(store, "STD", "Standard")  # the defaults are the ruleset's own W1 limits
+    assert service.ruleset(store, "STD") == load_ruleset("competition")

@@ -48,7 +48,7 @@ def ruleset_spec(name: str, **settings) -> str:
 
 def tournament_ruleset(name: str, deal_limit: int, round_minutes: int) -> str:
     """The ruleset spec of a tournament's tables: its round's deal limit and time (W1)."""
-    return ruleset_spec(name, max_deals=deal_limit, session_minutes=float(round_minutes))
+    return ruleset_spec(name, max_deals=deal_limit, session_minutes=round_minutes)
 
 
 def load_ruleset_spec(spec: str):
