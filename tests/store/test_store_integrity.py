@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 
 from web.store import Store
 from web.store.db import current_revision, head_revision
 from web.store.models import Base, DerivedRecord, Snapshot, TableEvent, TableHead
+from web.store.signing import as_key, snapshot_mac
+from web.store.testing import TEST_SECRET
 
 
 def test_untouched_store_verifies(store, table):
@@ -78,13 +82,19 @@ def test_snapshots_are_taken_and_used_to_reopen_a_table(store, table, reopen, de
     assert ref.records() == [{k: v for k, v in r.items() if k != "table"} for r in store.records("T1")]
 
 
-def test_an_unreadable_snapshot_falls_back_to_replay(store, table, reopen, derivation):
-    table.session(3, 3)
-    _tamper(store, update(Snapshot).values(blob=b"garbage"))
-    with reopen(derivation=derivation) as reopened:
+@pytest.mark.parametrize("signed", [True, False], ids=["signed-but-unreadable", "unsigned"])
+def test_an_unusable_snapshot_falls_back_to_replay(store, table, reopen, derivation, signed, caplog):
+    table.session(3, 3)  # 9 events: a snapshot at seq 5
+    with store.engine.connect() as conn:
+        at = conn.execute(select(Snapshot.event_hash).where(Snapshot.seq == 5)).scalar_one()
+    mac = snapshot_mac(as_key(TEST_SECRET), "T1", 5, at, b"garbage") if signed else "0" * 64
+    _tamper(store, update(Snapshot).values(blob=b"garbage", mac=mac))
+    with reopen(derivation=derivation) as reopened, caplog.at_level(logging.WARNING, logger="web.store.store"):
         assert reopened.referee("T1").records() == [
             {k: v for k, v in r.items() if k != "table"} for r in store.records("T1")]
         reopened.append({"type": "tick", "table": "T1", "t": 99})
+    assert derivation.restores == int(signed)  # an unsigned blob is never handed to the referee
+    assert ("unusable" if signed else "fails its signature check") in caplog.text
     assert store.verify().ok
 
 

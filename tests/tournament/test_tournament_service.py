@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from referee.rulesets import load_ruleset
 from web.store import EventRejected
 from web.store.authority import NotAuthorized
-from referee.rulesets import load_ruleset
 from web.tournament import service
 
 

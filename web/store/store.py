@@ -1,12 +1,14 @@
 """The event store: append table events, derive and keep results, verify the chain.
 
 One ``Store`` per process (web worker, CLI run); it holds an engine and, per table, the
-referee state after the last event it saw. Every append runs in one write transaction:
-lock the table's head row, bring the cached referee up to the head (another process may
-have appended), feed the event, and insert the event, its derived records and the new
-head together. ``(table_id, seq)`` is the primary key and the head update is conditional,
-so two writers can never interleave or both take one sequence number; a rejected append
-raises an error that says why, and is kept in ``rejected_events``.
+referee state after the last event it saw. An append, or a batch of a table's events
+(``append_many``), runs in one write transaction: lock the table's head row, bring the
+cached referee up to the head (another process may have appended), feed the events one
+by one, and insert the accepted ones, their derived records and the new head together.
+``(table_id, seq)`` is the primary key and the head update is conditional, so two writers
+can never interleave or both take one sequence number; a rejected event gets an error
+that says why, and is kept in ``rejected_events``. Snapshots of the referee are signed
+(``signing``) and never unpickled unless their signature checks out.
 """
 
 from __future__ import annotations
