@@ -53,9 +53,10 @@ def recognize(args: argparse.Namespace) -> int:
     if args.table:
         from recognizer.table.frames import recognize_frames
 
-        for record in recognize_frames(list(args.images), args.calibration):
+        records = recognize_frames(list(args.images), args.calibration)
+        for record in records:
             print(json.dumps(record), flush=True)
-        return 0
+        return 1 if any("error" in r for r in records) else 0
     if args.calibration:
         raise ValueError("--calibration only applies with --table")
     import cv2
