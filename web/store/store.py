@@ -382,14 +382,15 @@ class Store:
     @staticmethod
     def _known_ids(conn: Connection, tid: str, items: list[tuple[dict, str]]) -> dict[str, tuple[int, str, str]]:
         """Which of the batch's event ids the table already holds (one query, not one each)."""
-        ids = {str(e["id"]) for e, _ in items if e.get("id") is not None}
-        if not ids:
-            return {}
-        rows = conn.execute(
-            select(TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
-            .where(TableEvent.table_id == tid, TableEvent.event_id.in_(sorted(ids)))
-        )
-        return {r.event_id: (r.seq, r.hash, r.body) for r in rows}
+        ids = sorted({str(e["id"]) for e, _ in items if e.get("id") is not None})
+        known = {}
+        for i in range(0, len(ids), BATCH_SIZE):  # bounded IN lists (SQLite caps parameters)
+            rows = conn.execute(
+                select(TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
+                .where(TableEvent.table_id == tid, TableEvent.event_id.in_(ids[i:i + BATCH_SIZE]))
+            )
+            known.update({r.event_id: (r.seq, r.hash, r.body) for r in rows})
+        return known
 
     @staticmethod
     def _store_records(conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> None:
