@@ -11,16 +11,13 @@ sessions with breaches and checks that exactly the injected flags appear.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-# This file is named like the package it measures: keep bench/ off the import path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 
-from referee.engine import Referee  # noqa: E402
-from referee.events import parse_event  # noqa: E402
-from referee.simulate import simulate_session  # noqa: E402
+from referee.engine import Referee
+from referee.events import parse_event
+from referee.simulate import simulate_session
 
 
 def replay_seconds(logs: list[list]) -> float:

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-# bench/referee.py is named like the package: keep bench/ off the import path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 
-from referee.cards import DOUBLE_DECK, parse_level, wildcard  # noqa: E402
-from referee.combos import readings  # noqa: E402
-from referee.plays import legal_plays  # noqa: E402
+from referee.cards import DOUBLE_DECK, parse_level, wildcard
+from referee.combos import readings
+from referee.plays import legal_plays
 
 PEER_CLASSIFICATIONS_PER_S = 40_000
 

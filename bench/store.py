@@ -9,17 +9,16 @@ afterwards); the same simulated sessions are appended both ways, to different ta
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parents[1])  # the project, not bench/, first
+import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 
-from referee.simulate import play_session  # noqa: E402
-from web.store import Appended, Store  # noqa: E402
-from web.store.store import BATCH_SIZE  # noqa: E402
-from web.store.testing import KINDS, TEST_SECRET, temporary_url  # noqa: E402
+from referee.simulate import play_session
+from web.store import Appended, Store
+from web.store.store import BATCH_SIZE
+from web.store.testing import KINDS, TEST_SECRET, temporary_url
 
 
 def main() -> None:

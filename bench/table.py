@@ -28,12 +28,17 @@ from recognizer.table.render import TableRenderer, TruthReaders, demo_script  # 
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 
 
-def reader_ms(crops: list[np.ndarray]) -> float | None:
+def reader_ms(crops: list[np.ndarray], models: str | None) -> float | None:
     """Milliseconds per area crop of part 1's reader, or None where it is not installed."""
     try:
         from recognizer.table.watcher import default_reader
 
-        reader = default_reader()
+        if models is None:
+            reader = default_reader()
+        else:
+            from recognizer.reader import CardReader
+
+            reader = CardReader(Path(models))
     except (ValueError, OSError):  # no reader module yet, or its models not trained
         return None
     reader.read(crops[0])
@@ -60,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=24.5, help="length of the demo clip to run")
     parser.add_argument("--fps", type=float, default=15.0)
+    parser.add_argument("--models", metavar="DIR", help="card reader models (default: recognizer/models)")
     args = parser.parse_args()
     cv2.setNumThreads(1)
     script = demo_script()
@@ -86,7 +92,7 @@ def main() -> None:
     got = {(e["type"], e.get("seat"), e.get("status"), tuple(e.get("cards", ()))) for e in events}
     hits = sum((e["type"], e.get("seat"), e.get("status"), tuple(e.get("cards", ()))) in got for e in expected)
     print(f"observations: {len(events)} emitted, {hits}/{len(expected)} expected ones found")
-    per_read = reader_ms(crops) if crops else None
+    per_read = reader_ms(crops, args.models) if crops else None
     if per_read is None:
         print("card reader: not available (recognizer.reader or its models); figures exclude reading")
     else:
