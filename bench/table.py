@@ -3,8 +3,8 @@
 Runs the rendered demo clip (hands, lighting, flicker, a camera bump, face-down cards)
 through :class:`recognizer.table.watcher.TableWatcher`, timing only ``process`` with
 OpenCV held to one thread. The card reader answers from ground truth, so this measures
-the table side (markers, calibration, warps, change detection, segmentation); when part
-1's reader is installed its cost per area crop is measured too and added per read.
+the table side (markers, calibration, warps, change detection, segmentation); when the card
+reader is installed its cost per area crop is measured too and added per read.
 Target: >= 15 frames per second. Run: ``.venv/bin/python bench/table.py``.
 """
 
@@ -29,7 +29,7 @@ from recognizer.table.watcher import TableWatcher  # noqa: E402
 
 
 def reader_ms(crops: list[np.ndarray], models: str | None) -> float | None:
-    """Milliseconds per area crop of part 1's reader, or None where it is not installed."""
+    """Milliseconds per area crop of the trained card reader, or None where it is not installed."""
     try:
         from recognizer.table.watcher import default_reader
 

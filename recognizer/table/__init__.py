@@ -5,5 +5,5 @@ seats' play areas are rectangles in table millimetres (:mod:`.layout`); report c
 pass tokens carry markers of their own (:mod:`.markers`); :mod:`.segment` turns a stream
 of per-area readings into ``play``/``pass``/``report`` observations, and
 :mod:`.watcher` runs the whole per-frame pipeline. The card reader itself is passed in
-from outside (part 1's :class:`recognizer.reader.CardReader` at a real table).
+from outside (:class:`recognizer.reader.CardReader` at a real table).
 """

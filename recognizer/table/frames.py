@@ -20,7 +20,7 @@ def recognize_frames(paths: list[str], calibration: str | None, reader: AreaRead
     or ``image`` and ``error`` when the file cannot be read or its markers are not found.
 
     ``calibration`` is a table layout file (:func:`~.layout.load_layout`; ``None``: the
-    default 90 x 90 cm table); ``reader`` defaults to part 1's card reader.
+    default 90 x 90 cm table); ``reader`` defaults to the trained card reader.
     """
     layout = load_layout(calibration)
     reader = reader or default_reader()

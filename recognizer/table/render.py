@@ -3,7 +3,7 @@
 A :class:`Script` says what happens at the table (cards laid, areas cleared, cards turned
 face down, hands hovering or straightening cards, tokens put down, lighting changes,
 flicker, a camera bump); :class:`TableRenderer` draws it as camera frames — a textured
-table with the corner markers, card faces from part 1's renderer
+table with the corner markers, card faces from the project's card renderer
 (:func:`recognizer.synth.card_image`), the printed tokens of :mod:`.sheets`, hands, a
 perspective camera — and records per frame which face-up cards each area shows
 unoccluded. :meth:`Script.expected` gives the observations the script should produce.

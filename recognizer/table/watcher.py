@@ -36,7 +36,7 @@ class AreaReader(Protocol):
 
 
 def default_reader() -> AreaReader:
-    """Part 1's card reader (ONNX model), with a clear error while it is not there."""
+    """The trained card reader (ONNX models), with a clear error while it is not there."""
     try:
         from recognizer.reader import CardReader
     except ModuleNotFoundError as exc:

@@ -1,4 +1,4 @@
-"""End to end with part 1's trained card reader: a rendered 1080p table clip -> plays.
+"""End to end with the trained card reader: a rendered 1080p table clip -> plays.
 
 Unlike the other table tests nothing here knows the ground truth but the final
 comparison: the ONNX models read the area crops the watcher hands them. Skipped only
