@@ -1,0 +1,76 @@
+"""The committed models read rendered play areas; the CLI keeps its JSON contract."""
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from recognizer.reader import AreaReading, CardReader
+from recognizer.synth import HELD_OUT_PROCEDURAL, card_image
+from web.cli import main
+from referee.cards import parse_cards
+
+
+def lay_row(cards, design, height=170, step=0.42, size=(640, 300), cloth=(60, 110, 50)):
+    """Cards in one overlapping row, left to right, each on top of the previous (RULES P6)."""
+    img = np.zeros((size[1], size[0], 3), np.uint8)
+    img[:] = cloth
+    w = round(design.aspect * height)
+    x = (size[0] - (w + step * w * (len(cards) - 1))) / 2
+    y = (size[1] - height) // 2
+    for card in cards:
+        face = card_image(card, design, height)
+        a = face[..., 3:].astype(np.float32) / 255
+        x0 = int(x)
+        region = img[y : y + height, x0 : x0 + w]
+        region[:] = (region * (1 - a) + face[..., :3] * a).astype(np.uint8)
+        x += step * w
+    return img
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return CardReader()
+
+
+@pytest.mark.parametrize("design", HELD_OUT_PROCEDURAL)
+@pytest.mark.parametrize("hand", ["7H 7H 8S", "3S 4D 5C 6H 7S", "QD KD SJ BJ", "TC"])
+def test_reads_a_row_in_a_held_out_design(reader, design, hand):
+    cards = parse_cards(hand)
+    reading = reader.read(lay_row(cards, design))
+    assert reading.cards == sorted(cards)
+    assert 0 < reading.confidence <= 1
+    assert all(0 <= d.box[0] < d.box[2] <= 640 and 0 <= d.box[1] < d.box[3] <= 300 for d in reading.detections)
+
+
+def test_empty_cloth_reads_nothing(reader):
+    cloth = np.full((300, 640, 3), (60, 110, 50), np.uint8)
+    assert reader.read(cloth) == AreaReading([], [], 1.0)
+
+
+def test_bad_images_are_refused(reader):
+    with pytest.raises(ValueError, match="BGR"):
+        reader.read(np.zeros((100, 100), np.uint8))
+    with pytest.raises(ValueError, match="too small"):
+        reader.read(np.zeros((4, 100, 3), np.uint8))
+
+
+def test_cli_json_lines_with_an_error_per_bad_file(tmp_path, capsys):
+    good = tmp_path / "area.png"
+    cv2.imwrite(str(good), lay_row(parse_cards("9C 9D"), HELD_OUT_PROCEDURAL[0]))
+    junk = tmp_path / "junk.jpg"
+    junk.write_bytes(b"not an image")
+    rc = main(["recognize", str(good), str(tmp_path / "missing.png"), str(junk), "--json"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rc == 1
+    assert [r["image"] for r in lines] == [str(good), str(tmp_path / "missing.png"), str(junk)]
+    assert lines[0]["cards"] == ["9D", "9C"]
+    assert {d["card"] for d in lines[0]["detections"]} == {"9D", "9C"}
+    assert all(len(d["box"]) == 4 and 0 < d["conf"] <= 1 for d in lines[0]["detections"])
+    assert "no such file" in lines[1]["error"] and "not a readable image" in lines[2]["error"]
+
+
+def test_cli_refuses_calibration_without_table(tmp_path, capsys):
+    assert main(["recognize", str(tmp_path / "x.png"), "--calibration", "c.json"]) == 2
+    assert "--table" in capsys.readouterr().err
