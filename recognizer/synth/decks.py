@@ -231,9 +231,12 @@ def _load(folder: str, card: Card) -> np.ndarray:
     return img
 
 
-def prepare_decks(cache: Path, names: tuple[str, ...] | None = None) -> list[RealDeck]:
-    """Render (once) and load the standard decks; an empty list when the packages are absent."""
-    if not ensure_packages():
+def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bool = True) -> list[RealDeck]:
+    """Render (once) and load the standard decks; an empty list when the packages are absent.
+
+    ``install``: try apt-get for missing packages (training does; the benchmark does not).
+    """
+    if not (ensure_packages() if install else (shutil.which("rsvg-convert") and GNOME_DIR.exists() and KDE_DIR.exists())):
         return []
     decks = []
     for src in tqdm([d for d in DECKS if d.standard and (names is None or d.name in names)], desc="prepare decks", unit="deck"):
