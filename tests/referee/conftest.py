@@ -57,3 +57,10 @@ class Script:
         self("pass", seat="N")
         self("pass", seat="W")
         self("play", seat="W", cards=["3S"])
+
+    def play_double_down_deal(self) -> None:
+        """Deal 1 where S then N go out: EW are double-down, NS go up 3."""
+        self.quick_deal(hands={"S": ["AS"], "E": ["3D", "4D"], "N": ["2S"], "W": ["3C", "4C"]})
+        self("play", seat="S", cards=["AS"])
+        self("pass", seat="E")
+        self("play", seat="N", cards=["2S"])

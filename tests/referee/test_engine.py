@@ -64,10 +64,7 @@ def test_p3_jiefeng_partner_leads_after_a_player_goes_out_unbeaten_and_p7_order(
 
 def test_p7_deal_ends_when_both_of_a_side_are_out_double_down():
     s = Script()
-    s.quick_deal(hands={"S": ["AS"], "E": ["3D", "4D"], "N": ["2S"], "W": ["3C", "4C"]})
-    s("play", seat="S", cards=["AS"])
-    s("pass", seat="E")
-    s("play", seat="N", cards=["2S"])
+    s.play_double_down_deal()
     end = s.of_type("deal_end")[0]
     assert end["order"][:2] == ["S", "N"] and end["double_down"] and end["upgrade"] == {"NS": 3}
 
@@ -224,10 +221,7 @@ def test_t4_anti_tribute_when_the_payer_holds_both_big_jokers():
 
 def test_t3_double_down_higher_tribute_to_the_winner():
     s = Script()
-    s.quick_deal(hands={"S": ["AS"], "E": ["3D", "4D"], "N": ["2S"], "W": ["3C", "4C"]})
-    s("play", seat="S", cards=["AS"])
-    s("pass", seat="E")
-    s("play", seat="N", cards=["2S"])  # S, N out: EW double-down; NS at 5
+    s.play_double_down_deal()  # NS at 5
     s("deal_start", deal=2, hands=_full_hands(E="BJ", W="SJ", S="2D", N="2C"))
     assert set(s.deal.payers) == {"E", "W"}
     s("tribute", seat="W", to="N", card="SJ")
@@ -239,17 +233,11 @@ def test_t3_double_down_higher_tribute_to_the_winner():
 
 def test_t3_equal_tributes_go_to_the_payers_left():
     s = Script()
-    s.quick_deal(hands={"S": ["AS"], "E": ["3D", "4D"], "N": ["2S"], "W": ["3C", "4C"]})
-    s("play", seat="S", cards=["AS"])
-    s("pass", seat="E")
-    s("play", seat="N", cards=["2S"])
+    s.play_double_down_deal()
     s("deal_start", deal=2, hands=_full_hands(E="BJ", W="BJ"))
     assert s.deal.phase == "play"  # both losers together hold both big jokers: anti-tribute
     s2 = Script()
-    s2.quick_deal(hands={"S": ["AS"], "E": ["3D", "4D"], "N": ["2S"], "W": ["3C", "4C"]})
-    s2("play", seat="S", cards=["AS"])
-    s2("pass", seat="E")
-    s2("play", seat="N", cards=["2S"])
+    s2.play_double_down_deal()
     s2("deal_start", deal=2, hands=_full_hands(E="SJ", W="SJ"))
     s2("tribute", seat="E", to="S", card="SJ")  # E's 上家 is S
     s2("tribute", seat="W", to="S", card="SJ")  # wrong: W's 上家 is N
