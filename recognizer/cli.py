@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--epochs", type=int, default=12, help="detector epochs")
     t.add_argument("--classifier-scenes", type=int, default=6000, help="rendered scenes cut into classifier crops")
     t.add_argument("--classifier-epochs", type=int, default=10)
+    t.add_argument("--detector-init", metavar="PT", type=Path, help="continue the detector from these ultralytics weights (an earlier run's best.pt)")
+    t.add_argument("--classifier-init", metavar="PT", type=Path, help="continue the classifier from this state dict (an earlier run's index-classifier.pt)")
     t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
     t.add_argument("--no-decks", action="store_true", help="procedural designs only (no Debian deck packages)")
     t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
@@ -98,10 +100,10 @@ def train(args: argparse.Namespace) -> int:
     sampler = training_design_sampler(decks)
     detector = classifier = None
     if args.stage in ("all", "detector"):
-        detector = training.train_detector(work, args.images, args.epochs, args.seed, sampler)
+        detector = training.train_detector(work, args.images, args.epochs, args.seed, sampler, init=args.detector_init)
         print(f"detector: {detector}")
     if args.stage in ("all", "classifier"):
-        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, sampler)
+        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, sampler, init=args.classifier_init)
         print(f"classifier: {classifier}")
     if args.install:
         training.install_models(detector, classifier)

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
-from recognizer.geometry import IndexHit, cards_from_indices
+from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
 from referee.cards import Card
 
 MODELS = Path(__file__).with_name("models")
@@ -54,12 +54,13 @@ def _session(path: Path, threads: int):
 class CardReader:
     """Loads the committed models once; :meth:`read` is then a pure function of the image.
 
-    ``det_conf`` is the detector score an index needs; ``min_conf`` the classifier
-    probability below which a crop is dropped as unreadable (so a low-confidence read
-    still shows in :attr:`AreaReading.confidence` above that floor).
+    ``det_conf`` is the detector score an index needs; ``nms_iou`` the overlap above which
+    two detected boxes are one index; ``min_conf`` the classifier probability below which a
+    crop is dropped as unreadable (so a low-confidence read still shows in
+    :attr:`AreaReading.confidence` above that floor).
     """
 
-    def __init__(self, models: Path | None = None, det_conf: float = 0.3, min_conf: float = 0.5, threads: int = 1) -> None:
+    def __init__(self, models: Path | None = None, det_conf: float = 0.3, min_conf: float = 0.5, nms_iou: float = 0.5, threads: int = 1) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = _session(folder / "index-detector.onnx", threads)
         self.classifier = _session(folder / "index-classifier.onnx", threads)
@@ -67,6 +68,7 @@ class CardReader:
         self.size = (int(shape[2]), int(shape[3]))  # (height, width)
         self.det_conf = det_conf
         self.min_conf = min_conf
+        self.nms_iou = nms_iou
 
     def _detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
         ih, iw = image.shape[:2]
@@ -81,7 +83,7 @@ class CardReader:
         keep = out[4] >= self.det_conf
         cx, cy, w, h, score = out[:, keep]
         boxes = [[float(a - c / 2), float(b - d / 2), float(c), float(d)] for a, b, c, d in zip(cx, cy, w, h)]
-        picked = cv2.dnn.NMSBoxes(boxes, score.tolist(), self.det_conf, 0.5) if boxes else []
+        picked = cv2.dnn.NMSBoxes(boxes, score.tolist(), self.det_conf, self.nms_iou) if boxes else []
         found = []
         for i in np.array(picked).reshape(-1):
             x0, y0, bw, bh = boxes[i]
@@ -115,6 +117,6 @@ class CardReader:
             if conf < self.min_conf or p[NOT_INDEX] > conf:
                 continue
             hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4)))
-        hits.sort(key=lambda h: (h.box[0], h.box[1]))
+        hits = sorted(distinct_indices(hits), key=lambda h: (h.box[0], h.box[1]))
         detections = [Detection(h.card, h.conf, h.box) for h in hits]
         return AreaReading(cards_from_indices(hits), detections, min((d.conf for d in detections), default=1.0))

@@ -61,13 +61,18 @@ def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fra
     return data
 
 
-def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None, batch: int = 32) -> Path:
-    """Render scenes, train the one-class index detector, export ONNX; returns the ONNX path."""
+def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None, batch: int = 32, init: Path | None = None) -> Path:
+    """Render scenes, train the one-class index detector, export ONNX; returns the ONNX path.
+
+    ``init`` (an earlier run's ``best.pt``) continues training from those weights on the
+    scenes of ``seed``, with a lower learning rate and no warm-up: more epochs on fresh
+    scenes without paying again for the first ones.
+    """
     os.environ.setdefault("YOLO_OFFLINE", "1")
     from ultralytics import YOLO
 
     data = render_detector_set(work / "detector-data", images, seed, sampler)
-    model = YOLO(str(DETECTOR_YAML), task="detect")
+    model = YOLO(str(init) if init is not None else str(DETECTOR_YAML), task="detect")
     model.train(
         data=str(data),
         imgsz=DETECTOR_SIZE,
@@ -77,14 +82,14 @@ def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None
         workers=0,
         seed=seed,
         deterministic=True,
-        pretrained=False,
+        pretrained=False if init is None else str(init),
         amp=False,
         plots=False,
         optimizer="SGD",
-        lr0=0.02,
+        lr0=0.02 if init is None else 0.01,
         lrf=0.05,
         momentum=0.9,
-        warmup_epochs=1,
+        warmup_epochs=1 if init is None else 0,
         close_mosaic=max(1, epochs // 5),
         fliplr=0.0,
         degrees=5.0,
@@ -157,8 +162,12 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
     return np.stack(xs), np.array(ys, np.int64)
 
 
-def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128) -> Path:
-    """Train :class:`recognizer.classifier_net.IndexClassifier` on rendered crops; export ONNX."""
+def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128, init: Path | None = None) -> Path:
+    """Train :class:`recognizer.classifier_net.IndexClassifier` on rendered crops; export ONNX.
+
+    ``init`` (an earlier run's ``index-classifier.pt``) continues from those weights on the
+    crops of ``seed`` with a third of the peak learning rate.
+    """
     import torch
 
     from recognizer.classifier_net import IndexClassifier
@@ -172,9 +181,11 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
     xt, yt = torch.from_numpy(to_tensor(x[tr])), torch.from_numpy(y[tr])
     xv, yv = torch.from_numpy(to_tensor(x[val])), torch.from_numpy(y[val])
     net = IndexClassifier()
+    if init is not None:
+        net.load_state_dict(torch.load(init, map_location="cpu"))
     opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
     steps = epochs * ((len(xt) + batch - 1) // batch)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3, total_steps=steps)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
     gen = torch.Generator().manual_seed(seed)
     for epoch in range(epochs):

@@ -187,7 +187,8 @@ class _Machine:
         records = self._check_deck(deal, event.t)
         last = session.last_order
         if number == 1 or last is None or session.no_tribute:
-            leader = event.first_leader if number == 1 or last is None else session.next_leader
+            named = None if number == 1 or last is None else session.next_leader
+            leader = named or event.first_leader  # T5/X3: the violator's 下家, else as announced
             session.no_tribute = False
             deal.turn = leader
             self._start_turn_clock(deal, leader, event.t, first_lead=True)
@@ -608,11 +609,15 @@ class _Machine:
         elif level == "foul":
             session.no_tribute = True
             session.next_leader = next_seat(event.seat) if event.seat else None
-            if in_play:
-                winners = seats_of(other_side(event.side))
-                first = [s for s in deal.out if s in winners]
-                order = tuple(first + [s for s in winners if s not in first]) + seats_of(event.side)
-                records += self._end_deal(order, event.t, foul_side=event.side)
+            if not in_play:
+                # Between deals (a late arrival, K5): the coming deal is the one the foul loses.
+                deal = DealState(number=session.deals_played + 1, started_at=event.t, hands=None,
+                                 level=deal_level(session.levels, session.level_side))
+                session.deal = deal
+            winners = seats_of(other_side(event.side))
+            first = [s for s in deal.out if s in winners]
+            order = tuple(first + [s for s in winners if s not in first]) + seats_of(event.side)
+            records += self._end_deal(order, event.t, foul_side=event.side)
         elif level == "loss":
             winner = other_side(event.side)
             if event.rule == "K5":

@@ -273,6 +273,18 @@ def test_x3_foul_ends_the_deal_double_down_and_no_tribute_next():
     assert s.deal.phase == "play" and s.deal.turn == "E"  # violator's 下家 leads
 
 
+def test_k5_x3_a_foul_between_deals_loses_the_coming_deal():
+    s = Script()
+    s("arrival", side="EW", minutes_late=7)
+    s("penalty", side="EW", level="foul", rule="K5", by="chief")
+    end = s.of_type("deal_end")[0]
+    assert end["deal"] == 1 and end["foul"] == "EW" and end["upgrade"] == {"NS": 3}
+    assert end["levels"] == {"NS": "5", "EW": "2"}
+    s("deal_start", deal=2, first_leader="S")
+    assert s.deal.number == 2 and s.deal.phase == "play" and s.deal.level == 3  # NS play 5, no tribute
+    assert s.deal.turn == "S"  # no violating seat was named: the announced leader leads
+
+
 def test_x4_second_foul_loses_the_session_4_levels():
     s = Script()
     s("penalty", side="NS", level="foul", rule="X3")
