@@ -29,7 +29,7 @@ from typing import Any
 from . import events as ev
 from .cards import ACE, BJ, Card, card_name, cards_name, rank_of, wildcard
 from .combos import Reading, default_reading, order_value
-from .rulesets import Ruleset, load_ruleset
+from .rulesets import Ruleset, RulesetError, load_ruleset
 from .scoring import deal_level, deal_outcome, level_name, table_score
 from .seats import SEATS, Seat, Side, next_seat, other_side, partner, previous_seat, seats_of, side_of
 from .state import Clock, DealState, SessionState
@@ -146,7 +146,10 @@ class _Machine:
             raise Rejected("a session is already in progress at this table (session_end first)")
         ruleset = self.ruleset
         if event.ruleset and event.ruleset != ruleset.name:
-            ruleset = load_ruleset(event.ruleset)
+            try:
+                ruleset = load_ruleset(event.ruleset)
+            except RulesetError as exc:
+                raise Rejected(f"session_start.ruleset: {exc}") from None
             self.ruleset = ruleset
         self.session = SessionState(ruleset=ruleset, teams=dict(event.teams), started_at=event.t)
         return []

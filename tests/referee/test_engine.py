@@ -431,3 +431,12 @@ def test_t1_unknown_hands_say_what_could_not_be_checked():
     assert s.of_type("review")[-1]["reason"] == "unchecked"
     s("return", seat="S", to="N", card="QS")  # not 2-10: flagged, and the exception is named as unchecked
     assert s.flags()[-1] == ("T6", "S") and "hands unknown" in s.of_type("flag")[-1]["message"]
+
+
+def test_session_start_names_its_ruleset_and_an_unknown_one_is_an_error():
+    referee = Referee()
+    out = referee.feed({"type": "session_start", "t": 0, "ruleset": "bridge"})
+    assert out[0]["type"] == "error" and "unknown ruleset 'bridge'" in out[0]["message"]
+    assert referee.state is None
+    referee.feed({"type": "session_start", "t": 0, "ruleset": "report6"})
+    assert referee.state.ruleset.report_threshold == 6
