@@ -107,10 +107,12 @@ def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None
 
 
 def install_models(detector_onnx: Path | None, classifier_onnx: Path | None, dest: Path = PACKAGE_MODELS) -> None:
-    """Copy trained ONNX files to where :class:`recognizer.reader.CardReader` loads them."""
-    for src, name in ((detector_onnx, "index-detector.onnx"), (classifier_onnx, "index-classifier.onnx")):
+    """Copy trained ONNX files to where :class:`recognizer.reader.CardReader` loads them,
+    with the weights they were exported from (the start of a later ``--*-init`` run)."""
+    for src, name in ((detector_onnx, "index-detector"), (classifier_onnx, "index-classifier")):
         if src is not None:
-            shutil.copyfile(src, dest / name)
+            shutil.copyfile(src, dest / f"{name}.onnx")
+            shutil.copyfile(src.with_suffix(".pt"), dest / f"{name}.pt")
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

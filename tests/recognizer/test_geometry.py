@@ -1,6 +1,6 @@
 """Corner indices to a multiset: both corners of one card count once, two decks count twice."""
 
-from recognizer.geometry import IndexHit, cards_from_indices
+from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
 from recognizer.synth.scenes import render_scene
 from referee.cards import parse_card
 
@@ -54,3 +54,19 @@ def test_true_labels_of_rendered_scenes_give_the_laid_cards():
         assert cards_from_indices(hits) == sorted(scene.cards), f"scene {50_000 + seed}"
         checked += 1
     assert checked >= 25
+
+
+def test_one_index_read_twice_counts_once():
+    # Two overlapping boxes of one face and orientation: the detector's double hit on one index.
+    a = up("7H", 10)
+    b = IndexHit(a.card, False, (12.0, 12.0, 21.0, 32.0), 0.8)
+    assert cards_from_indices([a, b]) == [parse_card("7H")]
+    assert distinct_indices([b, a]) == [a]  # the more confident stays
+
+
+def test_overlapping_boxes_of_different_reads_are_kept():
+    a = up("7H", 10)
+    assert len(distinct_indices([a, IndexHit(parse_card("7D"), False, a.box, 0.9)])) == 2
+    assert len(distinct_indices([a, IndexHit(a.card, True, a.box, 0.9)])) == 2
+    # Side by side (touching, not overlapping): two cards of one face.
+    assert len(distinct_indices([a, up("7H", 19)])) == 2

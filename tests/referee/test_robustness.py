@@ -53,3 +53,35 @@ def test_rejected_events_do_not_change_the_verdicts(insertions):
                 kept.append(record)
     assert errors == len(insertions)
     assert kept == BASELINE
+
+
+FIELDS = ["t", "seat", "to", "card", "cards", "declared", "count", "of", "event", "by", "side", "level",
+          "rule", "minutes_late", "deal", "hands", "first_leader", "teams", "ruleset", "readings", "id",
+          "confidence"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 200) | st.floats(allow_nan=True) | st.sampled_from(
+        ["S", "E", "N", "W", "NS", "EW", "3S", "BJ", "5H", "warning", "foul", "loss", "pair", "x", ""]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS + ["S", "N", "type"]),
+                                                                inner, max_size=4),
+    max_leaves=12,
+)
+from referee.events import EVENT_TYPES  # noqa: E402
+
+fuzzed_events = st.fixed_dictionaries(
+    {"type": st.sampled_from(EVENT_TYPES)},
+    optional={name: json_values for name in FIELDS},
+)
+MID_SESSION = Referee()
+for _event in LOG[:150]:
+    MID_SESSION.feed(_event)
+MID_SNAPSHOT = MID_SESSION.snapshot()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(fuzzed_events, min_size=1, max_size=5))
+def test_any_event_shaped_input_gives_records_never_an_exception(events):
+    referee = Referee.restore(MID_SNAPSHOT)
+    for event in events:
+        records = referee.feed(event)
+        assert isinstance(records, list)
+        assert all(isinstance(r, dict) and "type" in r for r in records)
