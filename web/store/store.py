@@ -706,6 +706,9 @@ class Store:
                 deriver.feed(json.loads(row.body))
         if seq != head.head_seq or prev != head.head_hash:
             return f"head says seq {head.head_seq} but the chain ends at seq {seq} (events removed?)"
+        for snap in conn.execute(select(Snapshot).where(Snapshot.table_id == head.table_id).order_by(Snapshot.seq)):
+            if not snapshot_is_authentic(self._key, snap.mac, head.table_id, snap.seq, snap.event_hash, snap.blob):
+                return f"snapshot after seq {snap.seq} is not signed by this store's key (forged or another key)"
         if deriver is not None:
             stored = [json.loads(b) for b in conn.execute(
                 select(DerivedRecord.body).where(
