@@ -60,7 +60,7 @@ class CardReader:
     :attr:`AreaReading.confidence` above that floor).
     """
 
-    def __init__(self, models: Path | None = None, det_conf: float = 0.3, min_conf: float = 0.5, nms_iou: float = 0.5, threads: int = 1) -> None:
+    def __init__(self, models: Path | None = None, det_conf: float = 0.25, min_conf: float = 0.5, nms_iou: float = 0.4, threads: int = 1) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = _session(folder / "index-detector.onnx", threads)
         self.classifier = _session(folder / "index-classifier.onnx", threads)
