@@ -281,7 +281,7 @@ class _Machine:
 
     def _check_double_down(self, deal: DealState, t: float) -> list[dict]:
         """T3: higher tribute to the 上游, lower to the partner; equal: each pays its 上家."""
-        (p1, (to1, c1)), (p2, (to2, c2)) = deal.paid.items()
+        (p1, (_, c1)), (p2, (_, c2)) = deal.paid.items()
         v1, v2 = order_value(rank_of(c1), deal.level), order_value(rank_of(c2), deal.level)
         if v1 == v2:
             expected = {p1: previous_seat(p1), p2: previous_seat(p2)}
@@ -311,8 +311,8 @@ class _Machine:
         deal.returned.add(event.seat)
         deal.clocks.pop(f"return:{event.seat}", None)
         if len(deal.returned) == len(deal.payers) == len(deal.paid):
-            leader = next(p for p, (to, _c) in deal.paid.items() if to == deal.winner) \
-                if any(to == deal.winner for to, _c in deal.paid.values()) else deal.winner
+            # T5: whoever paid the 上游 leads (equal double-down tributes may skip the 上游)
+            leader = next((p for p, (to, _c) in deal.paid.items() if to == deal.winner), deal.winner)
             records += self._begin_play_after_tribute(deal, leader, event.t)
         return records
 

@@ -76,12 +76,10 @@ def simulate_session(seed: int, teams: dict | None = None, ruleset: Ruleset | No
     sim = _Table(seed, ruleset, breaches, table)
     sim.emit("session_start", teams=teams or {"NS": "North-South", "EW": "East-West"})
     deal_no = 0
-    while not sim.referee.state.over:
+    while not sim.referee.state.over:  # W1 ends every session (time, deal limit or passing A)
         deal_no += 1
         _play_deal(sim, deal_no)
         sim.wait(20, 60)
-        if not sim.referee.state.over and sim.referee.state.deal.phase == "over" and deal_no > 40:
-            break
     return sim.sim
 
 

@@ -40,12 +40,13 @@ def classify_command(args: argparse.Namespace) -> int:
     chosen = default_reading(cards, level, table, declared)
     if chosen is None and table is not None:
         chosen = default_reading(cards, level, None, declared)  # legal, but does not beat
+    reading = chosen.to_json() if chosen else None
     out = {
         "legal": chosen is not None,
-        "type": chosen.type.value if chosen else None,
-        "rank": chosen.to_json()["rank"] if chosen else None,
+        "type": reading["type"] if reading else None,
+        "rank": reading["rank"] if reading else None,
         "size": len(cards),
-        "reading": chosen.to_json() if chosen else None,
+        "reading": reading,
         "readings": [r.to_json() for r in readings(cards, level)],
     }
     if table is not None:

@@ -611,9 +611,6 @@ class Store:
             conn.execute(delete(Official).where(Official.name == name))
             conn.execute(insert(Official).values(name=name, role=role))
 
-    def session_results(self, table_id: str) -> list[dict]:
-        return self.records(table_id, types=("session_result",))
-
     def signoff_status(self, table_id: str, session: int = 1) -> signoff.SignOffStatus:
         with self.engine.connect() as conn:
             result = _session_result(conn, table_id, session)
