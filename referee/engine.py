@@ -236,24 +236,34 @@ class _Machine:
         return []
 
     # ----------------------------------------------------------------- tribute
-    @_handles(ev.Tribute)
-    def _on_tribute(self, event: ev.Tribute) -> list[dict]:
+    def _hand_over(self, event: ev.Tribute, what: str, problem_of: Callable) -> tuple[DealState, list[dict], bool]:
+        """What a tribute and a return share: checks, the clock, then the card moves (T6).
+
+        Returns the deal, the records so far and whether the card was handed over."""
         deal = self._deal(event)
         if deal.phase != "tribute":
-            raise Rejected(f"no tribute is due now (deal {deal.number} is in play)")
+            raise Rejected(f"no {what} is due now (deal {deal.number} is in play)")
         self._holds(deal, event.seat, [event.card])
-        problem = self._tribute_problem(deal, event)
+        problem = problem_of(deal, event)
         records = self._clock_flags(event.t)
         if problem:
-            return records + [_flag("T6", "warning", event.seat, problem + ": take it back and redo", event.t,
-                                    self._claim_deal(deal))]
+            records.append(_flag("T6", "warning", event.seat, problem + ": take it back and redo", event.t,
+                                 self._claim_deal(deal)))
+            return deal, records, False
         self._transfer(deal, event.seat, event.to, event.card)
+        deal.clocks.pop(f"{what}:{event.seat}", None)
+        return deal, records, True
+
+    @_handles(ev.Tribute)
+    def _on_tribute(self, event: ev.Tribute) -> list[dict]:
+        deal, records, moved = self._hand_over(event, "tribute", self._tribute_problem)
+        if not moved:
+            return records
         deal.paid[event.seat] = (event.to, event.card)
         if deal.hands is None:
             records.append({"type": "review", "reason": "unchecked", "seat": event.seat, "at": event.t,
                             "deal": deal.number, "message": f"T1 not checked: without the hands nobody can tell "
                                                             f"whether {card_name(event.card)} is {event.seat}'s highest card"})
-        deal.clocks.pop(f"tribute:{event.seat}", None)
         deal.clocks[f"return:{event.to}"] = Clock(event.to, event.t, self.ruleset.return_seconds, "K1", "return a card")
         if len(deal.paid) == len(deal.payers) and len(deal.payers) == 2:
             records += self._check_double_down(deal, event.t)
@@ -298,18 +308,10 @@ class _Machine:
 
     @_handles(ev.Return)
     def _on_return(self, event: ev.Return) -> list[dict]:
-        deal = self._deal(event)
-        if deal.phase != "tribute":
-            raise Rejected(f"no return is due now (deal {deal.number} is in play)")
-        self._holds(deal, event.seat, [event.card])
-        problem = self._return_problem(deal, event)
-        records = self._clock_flags(event.t)
-        if problem:
-            return records + [_flag("T6", "warning", event.seat, problem + ": take it back and redo", event.t,
-                                    self._claim_deal(deal))]
-        self._transfer(deal, event.seat, event.to, event.card)
+        deal, records, moved = self._hand_over(event, "return", self._return_problem)
+        if not moved:
+            return records
         deal.returned.add(event.seat)
-        deal.clocks.pop(f"return:{event.seat}", None)
         if len(deal.returned) == len(deal.payers) == len(deal.paid):
             # T5: whoever paid the 上游 leads (equal double-down tributes may skip the 上游)
             leader = next((p for p, (to, _c) in deal.paid.items() if to == deal.winner), deal.winner)
