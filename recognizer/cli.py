@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--detector-init", metavar="PT", type=Path, help="continue the detector from these ultralytics weights (an earlier run's best.pt)")
     t.add_argument("--classifier-init", metavar="PT", type=Path, help="continue the classifier from this state dict (an earlier run's index-classifier.pt)")
     t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
-    t.add_argument("--no-decks", action="store_true", help="procedural designs only (no Debian deck packages)")
+    t.add_argument("--no-decks", action="store_true", help="procedural Hershey-font designs only (no Debian deck or font packages)")
     t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
     t.set_defaults(handler=train)
 
@@ -91,13 +91,18 @@ def recognize(args: argparse.Namespace) -> int:
 def train(args: argparse.Namespace) -> int:
     from recognizer import train as training
     from recognizer.synth.decks import prepare_decks, training_design_sampler
+    from recognizer.synth.fonts import ensure_font_packages, index_fonts
 
     work = Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
     if not args.no_decks and not decks:
         print("warning: deck packages unavailable; training on procedural designs only", file=sys.stderr)
-    sampler = training_design_sampler(decks)
+    if not args.no_decks:
+        ensure_font_packages()
+    fonts = () if args.no_decks else index_fonts()
+    print(f"training designs: {len(decks)} real decks, procedural designs in {len(fonts)} outline fonts + 6 Hershey fonts")
+    sampler = training_design_sampler(decks, fonts=fonts)
     detector = classifier = None
     if args.stage in ("all", "detector"):
         detector = training.train_detector(work, args.images, args.epochs, args.seed, sampler, init=args.detector_init)

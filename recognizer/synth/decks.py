@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import zlib
@@ -231,6 +232,14 @@ def _load(folder: str, card: Card) -> np.ndarray:
     return img
 
 
+def _write_atomic(path: Path, data: dict) -> None:
+    """Write ``deck.json`` whole, after the deck's images: its presence means they are all there
+    (each image, like this file, is renamed into place, so a concurrent reader never sees half a file)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
 def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bool = True) -> list[RealDeck]:
     """Render (once) and load the standard decks; an empty list when the packages are absent.
 
@@ -247,7 +256,7 @@ def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bo
             if not svg.exists():
                 continue
             folder.mkdir(parents=True, exist_ok=True)
-            plain = folder / "sheet.svg"
+            plain = folder / f"sheet-{os.getpid()}.svg"  # two training stages may prepare one cache at once
             plain.write_bytes(gzip.decompress(svg.read_bytes()) if svg.suffix == ".svgz" else svg.read_bytes())
             images = {}
             for card in FACES:
@@ -258,14 +267,16 @@ def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bo
                 images[card] = img
             plain.unlink()
             if any(c not in images for c in FACES[:52]):
-                meta.write_text(json.dumps({"usable": False}))
+                _write_atomic(meta, {"usable": False})
                 continue
             boxes = _find_index_boxes(images)
             aspect = float(np.median([img.shape[1] / img.shape[0] for img in images.values()]))
             for card, img in images.items():
                 if card in boxes:
-                    cv2.imwrite(str(folder / f"{card}.png"), cv2.resize(img, (round(aspect * RENDER_H), RENDER_H)))
-            meta.write_text(json.dumps({"usable": len(boxes) >= 52, "aspect": aspect, "boxes": {str(c): b for c, b in boxes.items()}}))
+                    tmp = folder / f"{card}.{os.getpid()}.png"
+                    cv2.imwrite(str(tmp), cv2.resize(img, (round(aspect * RENDER_H), RENDER_H)))
+                    os.replace(tmp, folder / f"{card}.png")
+            _write_atomic(meta, {"usable": len(boxes) >= 52, "aspect": aspect, "boxes": {str(c): b for c, b in boxes.items()}})
         info = json.loads(meta.read_text())
         if info.get("usable"):
             boxes = tuple(sorted((int(c), tuple(b)) for c, b in info["boxes"].items()))
@@ -273,15 +284,16 @@ def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bo
     return decks
 
 
-def training_design_sampler(decks: list[RealDeck], real_share: float = 0.5):
-    """A function ``rng -> design``: a training real deck or a fresh procedural design."""
+def training_design_sampler(decks: list[RealDeck], real_share: float = 0.5, fonts: tuple[str, ...] = ()):
+    """A function ``rng -> design``: a training real deck or a fresh procedural design
+    (printed in one of ``fonts`` when given, see :func:`procedural_design`)."""
     train = [d for d in decks if d.name not in HELD_OUT]
 
     def sample(rng: np.random.Generator):
         if train and rng.random() < real_share:
             return train[int(rng.integers(len(train)))]
         seed = int(rng.integers(0, 2**31 - 1))
-        return procedural_design(seed)
+        return procedural_design(seed, fonts=fonts)
 
     return sample
 

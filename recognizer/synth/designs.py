@@ -1,6 +1,6 @@
-"""Procedural card designs drawn with OpenCV alone (no external art, no fonts to install).
+"""Procedural card designs drawn with OpenCV (no external art).
 
-A design is a bundle of style choices (Hershey font, index size and margins, suit-shape
+A design is a bundle of style choices (Hershey or outline font, index size and margins, suit-shape
 proportions, colours, court and joker art). Drawing them from a seed gives an endless
 stream of looks for domain randomisation, and fixed seeds give named designs that tests
 and the benchmark can hold out. Every card is centrally symmetric like a real deck: the
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
+from recognizer.synth.fonts import text_mask
 from referee.cards import BJ, SJ, Card, card_name, is_joker, rank_of, suit_of
 
 Box = tuple[float, float, float, float]
@@ -68,7 +69,8 @@ class ProceduralDesign:
     diamond_w: float
     club_r: float
     court_palette: tuple[tuple[int, int, int], ...]
-    joker_style: int  # 0: stacked JOKER letters, 1: a star, 2: the word JOKER turned sideways
+    joker_style: int  # 0: stacked JOKER letters, 1: a star, 2: the word JOKER turned sideways, 3: the word across
+    ttf: str | None = None  # an outline font file for the glyphs instead of ``font`` (training designs)
 
     def render(self, card: Card, height_px: int) -> np.ndarray:
         return _render(self, card, height_px)
@@ -77,8 +79,15 @@ class ProceduralDesign:
         return _index_box(self, card, height_px)
 
 
-def procedural_design(seed: int, name: str | None = None) -> ProceduralDesign:
-    """The design drawn from ``seed``: the same seed always gives the same deck."""
+def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...] = ()) -> ProceduralDesign:
+    """The design drawn from ``seed``: the same seed always gives the same deck.
+
+    ``fonts`` (outline font files, see :mod:`recognizer.synth.fonts`) asks for the wider
+    variety of training designs: most then print their glyphs in one of these fonts, and
+    a quarter print the joker index as the word JOKER across the corner. Both are drawn
+    after every other choice, so a seed's design is otherwise the same as without fonts
+    (the named and held-out designs never change).
+    """
     rng = np.random.default_rng(seed)
 
     def colour(lo: int, hi: int) -> tuple[int, int, int]:
@@ -86,7 +95,7 @@ def procedural_design(seed: int, name: str | None = None) -> ProceduralDesign:
 
     red = (int(rng.integers(0, 60)), int(rng.integers(0, 50)), int(rng.integers(150, 235)))
     black = (int(rng.integers(0, 45)),) * 3
-    return ProceduralDesign(
+    design = ProceduralDesign(
         name=name or f"procedural-{seed}",
         aspect=float(rng.uniform(0.64, 0.73)),
         font=int(rng.choice(_FONTS)),
@@ -110,6 +119,10 @@ def procedural_design(seed: int, name: str | None = None) -> ProceduralDesign:
         court_palette=tuple(colour(0, 256) for _ in range(4)),
         joker_style=int(rng.integers(0, 3)),
     )
+    if fonts:
+        ttf = fonts[int(rng.integers(len(fonts)))] if rng.random() < 0.75 else None
+        design = replace(design, ttf=ttf, joker_style=3 if rng.random() < 0.25 else design.joker_style)
+    return design
 
 
 PROCEDURAL_DESIGNS: tuple[ProceduralDesign, ...] = tuple(
@@ -171,14 +184,17 @@ def _fill(img: np.ndarray, polys: list[np.ndarray], x: float, y: float, colour, 
 
 def _text_mask(text: str, design: ProceduralDesign, h: int, w: int | None = None) -> np.ndarray:
     """A tight anti-aliased glyph mask of ``text`` resized to height ``h`` (and width ``w``)."""
-    font = design.font | (cv2.FONT_ITALIC if design.italic else 0)
-    scale = 3.0
-    thick = max(1, round(design.weight * 90 * scale / 3))
-    (tw, th), base = cv2.getTextSize(text, font, scale, thick)
-    canvas = np.zeros((th + base + 2 * thick + 8, tw + 2 * thick + 8), np.uint8)
-    cv2.putText(canvas, text, (thick + 4, th + thick + 4), font, scale, 255, thick, cv2.LINE_AA)
-    ys, xs = np.nonzero(canvas > 40)
-    glyph = canvas[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    if design.ttf is not None:
+        glyph = text_mask(design.ttf, text, 96)
+    else:
+        font = design.font | (cv2.FONT_ITALIC if design.italic else 0)
+        scale = 3.0
+        thick = max(1, round(design.weight * 90 * scale / 3))
+        (tw, th), base = cv2.getTextSize(text, font, scale, thick)
+        canvas = np.zeros((th + base + 2 * thick + 8, tw + 2 * thick + 8), np.uint8)
+        cv2.putText(canvas, text, (thick + 4, th + thick + 4), font, scale, 255, thick, cv2.LINE_AA)
+        ys, xs = np.nonzero(canvas > 40)
+        glyph = canvas[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
     if w is None:
         w = max(1, round(glyph.shape[1] / glyph.shape[0] * h * design.condense))
     return cv2.resize(glyph, (max(1, w), max(1, h)), interpolation=cv2.INTER_AREA)
@@ -207,6 +223,8 @@ def _index_layout(design: ProceduralDesign, card: Card, height_px: int) -> list[
             return [("star", x0, y0, s, s)]
         if design.joker_style == 2:
             return [("word", x0, y0, letter_h * 1.2, letter_h * 5.2)]
+        if design.joker_style == 3:
+            return [("across", x0, y0, letter_h * 3.6, letter_h * 0.9)]
         return [(f"letter{i}", x0, y0 + i * letter_h * 1.15, letter_h * 0.8, letter_h) for i in range(5)]
     rh = design.rank_h * H
     text = _RANK_TEXT[rank_of(card)]
@@ -240,6 +258,8 @@ def _draw_index(layer: np.ndarray, design: ProceduralDesign, card: Card, height_
             _fill(layer, suit_polygon(design, suit_of(card), w, h), x, y, colour)
         elif kind.startswith("letter"):
             _stamp(layer, _text_mask("JOKER"[int(kind[6:])], design, round(h), round(w)), round(x), round(y), colour)
+        elif kind == "across":
+            _stamp(layer, _text_mask("JOKER", design, round(h), round(w)), round(x), round(y), colour)
         elif kind == "word":
             word = _text_mask("JOKER", design, round(w), round(h))
             _stamp(layer, cv2.rotate(word, cv2.ROTATE_90_CLOCKWISE), round(x), round(y), colour)

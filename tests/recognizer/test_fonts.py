@@ -1,0 +1,61 @@
+"""Outline-font training designs: more glyph looks, the same seeds, inked index boxes."""
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recognizer.synth import HELD_OUT_PROCEDURAL, card_image, procedural_design
+from recognizer.synth.fonts import GLYPHS, index_fonts, text_mask
+from referee.cards import BJ, SJ, parse_card
+
+FONTS = index_fonts()
+needs_fonts = pytest.mark.skipif(not FONTS, reason="Pillow or outline fonts missing (pip install pillow; apt-get install the FONT_PACKAGES)")
+
+
+@needs_fonts
+def test_every_listed_font_draws_each_rank_as_its_own_glyph():
+    for font in FONTS[:: max(1, len(FONTS) // 12)]:
+        masks = [text_mask(font, g, 64) for g in GLYPHS]
+        assert all(m.shape[0] >= 20 and m.max() > 200 for m in masks), font
+        assert len({m.tobytes() + bytes(m.shape) for m in masks}) == len(GLYPHS), font
+
+
+def test_unreadable_font_files_are_skipped(tmp_path):
+    (tmp_path / "broken.ttf").write_bytes(b"not a font")
+    assert index_fonts(tmp_path) == ()
+
+
+@needs_fonts
+def test_fonts_change_only_the_glyphs_and_joker_index_of_a_seed():
+    for seed in range(40):
+        plain, fancy = procedural_design(seed), procedural_design(seed, fonts=FONTS)
+        assert dataclasses.replace(fancy, ttf=None, joker_style=plain.joker_style) == plain
+    styles = [procedural_design(seed, fonts=FONTS) for seed in range(200)]
+    assert 0.6 < np.mean([d.ttf is not None for d in styles]) < 0.9
+    assert any(d.joker_style == 3 for d in styles)
+    assert all(Path(d.ttf).exists() for d in styles if d.ttf)
+
+
+def test_named_designs_never_use_outline_fonts():
+    assert all(d.ttf is None for d in HELD_OUT_PROCEDURAL)
+
+
+@needs_fonts
+@pytest.mark.parametrize("name", ["TD", "QS", "5H", "SJ", "BJ"])
+def test_outline_font_index_box_holds_ink(name):
+    card = parse_card(name)
+    checked = 0
+    for seed in range(60):
+        design = procedural_design(seed, fonts=FONTS)
+        if design.ttf is None or (card in (SJ, BJ) and design.joker_style != 3):
+            continue
+        img = card_image(card, design, 240)
+        x0, y0, x1, y1 = (int(round(v)) for v in design.index_box(card, 240))
+        patch = img[y0:y1, x0:x1, :3].astype(int)
+        inked = np.abs(patch - np.array(design.paper)).sum(-1) > 120
+        assert inked.mean() > 0.08, f"{name} in {design.name} ({design.ttf}): index box holds no ink"
+        assert x1 - x0 > y1 - y0 if card in (SJ, BJ) else y1 - y0 > x1 - x0  # the word across is wide
+        checked += 1
+    assert checked >= 3
