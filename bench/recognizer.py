@@ -1,6 +1,7 @@
 """Card reader benchmark on rendered play areas in designs held out of training.
 
     .venv/bin/python bench/recognizer.py [--images 300] [--seed 7]
+    .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
 
 For each held-out design (the real decks of ``recognizer.synth.decks.HELD_OUT`` when the
 Debian deck packages are installed, and the held-out procedural designs always): per-card
@@ -9,6 +10,10 @@ images with duplicate faces and with wildcards, milliseconds per image on one co
 (target <= 15 ms) and the most common misreads. The truth of an image is the cards with
 at least one corner index in view (a card a hand covers entirely cannot be read).
 The real decks are rendered from the Debian packages when installed (never installed here).
+
+``--choose-thresholds`` is how the reader's runtime thresholds were chosen: exact-multiset
+accuracy over a grid of detector score and classifier floor on scenes of the *training*
+designs (scene seeds no training run and no benchmark uses), never on the held-out ones.
 """
 
 from __future__ import annotations
@@ -25,11 +30,20 @@ import numpy as np
 
 from recognizer.reader import CardReader
 from recognizer.synth import HELD_OUT_PROCEDURAL
-from recognizer.synth.decks import HELD_OUT, prepare_decks
-from recognizer.synth.scenes import random_hand, render_scene
+from recognizer.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
+from recognizer.synth.fonts import index_fonts
+from recognizer.synth.scenes import Scene, random_hand, render_scene
 from referee.cards import card_name, wildcard
 
 DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
+SWEEP_SEED = 50_000_000  # training scenes use seed * 1_000_003 + k for small seeds: far below this
+DET_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+CLS_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def visible_cards(scene: Scene) -> Counter:
+    """The truth of a scene: its cards with at least one corner index in view."""
+    return Counter(scene.cards[i] for i in {lab.card_id for lab in scene.labels})
 
 
 def held_out_designs() -> list:
@@ -53,7 +67,7 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
         if rng.random() < 0.3:
             cards[int(rng.integers(len(cards)))] = wildcard(level)
         scene = render_scene(seed * 100_000 + k, design, cards=sorted(cards))
-        truth = Counter(scene.cards[i] for i in {lab.card_id for lab in scene.labels})
+        truth = visible_cards(scene)
         t0 = time.perf_counter()
         reading = reader.read(scene.image)
         times.append(time.perf_counter() - t0)
@@ -96,13 +110,37 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
     }
 
 
+def choose_thresholds(models: Path | None, images: int) -> None:
+    """Print exact-multiset accuracy on training-design scenes for each pair of thresholds."""
+    decks = [d for d in prepare_decks(DATA, install=False) if d.name not in HELD_OUT]
+    sampler = training_design_sampler(decks, fonts=index_fonts())
+    reader = CardReader(models, det_conf=min(DET_GRID), threads=1)
+    ok = Counter()
+    for k in range(images):
+        scene = render_scene(SWEEP_SEED + k, sampler)
+        truth, candidates = visible_cards(scene), reader.candidates(scene.image)
+        for d in DET_GRID:
+            for m in CLS_GRID:
+                ok[d, m] += Counter(reader.reading(candidates, d, m).cards) == truth
+    print(f"exact-multiset accuracy on {images} scenes of the training designs ({len(decks)} real decks + procedural)")
+    print("detector score \\ classifier floor " + "  ".join(f"{m:>6}" for m in CLS_GRID))
+    for d in DET_GRID:
+        print(f"{d:>34}  " + "  ".join(f"{ok[d, m] / images:6.1%}" for m in CLS_GRID))
+    best = max(ok, key=lambda key: (ok[key], key))  # on a tie, the higher thresholds
+    print(f"best: detector score {best[0]}, classifier floor {best[1]} ({ok[best] / images:.1%})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=300, help="images per held-out design")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
+    ap.add_argument("--choose-thresholds", action="store_true", help="sweep the runtime thresholds on training designs instead")
     args = ap.parse_args()
     cv2.setNumThreads(1)
+    if args.choose_thresholds:
+        choose_thresholds(args.models, args.images)
+        return
     reader = CardReader(args.models, threads=1)
     reader.read(np.zeros((200, 400, 3), np.uint8))  # warm-up
     totals = Counter()

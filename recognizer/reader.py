@@ -93,30 +93,43 @@ class CardReader:
                 found.append((box, float(score[i])))
         return found
 
-    def read(self, image_bgr: np.ndarray) -> AreaReading:
-        """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""
+    def candidates(self, image_bgr: np.ndarray) -> list[tuple[tuple[float, float, float, float], float, np.ndarray]]:
+        """Every index box the detector scores at least ``det_conf``, with that score and the
+        classifier's class probabilities (before any threshold on them)."""
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
         found = self._detect(image_bgr)
         if not found:
-            return AreaReading()
+            return []
         crops = np.stack([crop_index(image_bgr, box) for box, _ in found])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
+        return [(box, score, p) for (box, score), p in zip(found, probs)]
+
+    def reading(self, candidates, det_conf: float | None = None, min_conf: float | None = None) -> AreaReading:
+        """The cards that ``candidates`` show, keeping those at or above both thresholds
+        (the reader's own by default; a higher ``det_conf`` than the reader's selects the
+        same boxes a reader built with it would find, since NMS keeps boxes by score)."""
+        det_conf = self.det_conf if det_conf is None else det_conf
+        min_conf = self.min_conf if min_conf is None else min_conf
         hits = []
-        for (box, _), p in zip(found, probs):
+        for box, score, p in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
-            if decoded is None:
+            if decoded is None or score < det_conf:
                 continue
             face, inverted = decoded
             conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
-            if conf < self.min_conf or p[NOT_INDEX] > conf:
+            if conf < min_conf or p[NOT_INDEX] > conf:
                 continue
             hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4)))
         hits = sorted(distinct_indices(hits), key=lambda h: (h.box[0], h.box[1]))
         detections = [Detection(h.card, h.conf, h.box) for h in hits]
         return AreaReading(cards_from_indices(hits), detections, min((d.conf for d in detections), default=1.0))
+
+    def read(self, image_bgr: np.ndarray) -> AreaReading:
+        """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""
+        return self.reading(self.candidates(image_bgr))

@@ -74,3 +74,16 @@ def test_cli_json_lines_with_an_error_per_bad_file(tmp_path, capsys):
 def test_cli_refuses_calibration_without_table(tmp_path, capsys):
     assert main(["recognize", str(tmp_path / "x.png"), "--calibration", "c.json"]) == 2
     assert "--table" in capsys.readouterr().err
+
+
+def test_reading_at_higher_thresholds_equals_a_reader_built_with_them(reader):
+    from recognizer.synth.scenes import render_scene
+
+    strict = CardReader(det_conf=0.4, min_conf=0.8)
+    loose = CardReader(det_conf=0.05, min_conf=0.3)
+    for seed in range(6):
+        image = render_scene(seed, HELD_OUT_PROCEDURAL[seed % 2]).image
+        candidates = loose.candidates(image)
+        assert loose.reading(candidates) == loose.read(image)
+        assert loose.reading(candidates, 0.4, 0.8) == strict.read(image)
+        assert len(candidates) >= len(strict.candidates(image))
