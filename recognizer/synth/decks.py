@@ -1,7 +1,8 @@
-"""Real deck designs from Debian packages, rendered at training time (never committed).
+"""Real deck designs from Debian and npm packages, rendered at training time (never committed).
 
-``prepare_decks()`` installs the packages when it may (root with apt-get), cuts every
-card out of the SVG sprite sheets with ``rsvg-convert`` into a cache directory, and
+``prepare_decks()`` installs the Debian packages when it may (root with apt-get) and
+fetches the npm one with ``npm pack``, cuts every card out of the SVG sprite sheets (or
+renders the one-per-card SVGs) with ``rsvg-convert`` into a cache directory, and
 finds each deck's corner-index box from its ink. Only decks whose indices are the
 standard A K Q J 10 9 … 2 at the top-left corner are used (see :data:`DECKS`); decks
 without jokers borrow procedural ones. :data:`HELD_OUT` decks are for evaluation only.
@@ -14,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from recognizer.synth.designs import Box, procedural_design
-from referee.cards import BJ, FACES, Card, is_joker, rank_of, suit_of
+from referee.cards import BJ, FACES, Card, card_name, is_joker, rank_of, suit_of
 
 APT_PACKAGES = ("gnome-cards-data", "kdegames-card-data-kf5", "librsvg2-bin")
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
@@ -45,6 +47,7 @@ class DeckSource:
 
 
 _G, _K = "gnome-cards-data", "kdegames-card-data-kf5"
+_N = "npm:@heruka_urgyen/react-playing-cards@0.5.0"  # Adrian Kennard's CC0 cards, one SVG per card
 DECKS: tuple[DeckSource, ...] = (
     DeckSource("anglo", _G, "anglo.svgz", "GPL-3+", True),
     DeckSource("anglo_bitmap", _G, "anglo_bitmap.svgz", "GPL-3+", True),
@@ -70,6 +73,8 @@ DECKS: tuple[DeckSource, ...] = (
     DeckSource("kde-standard", _K, "svg-standard/standard.svgz", "GPL-2+", True, "no jokers"),
     DeckSource("tigullio-international", _K, "svg-tigullio-international/tigullio-international.svgz", "LGPL-2+", True, "no jokers"),
     DeckSource("jolly-royal", _K, "svg-jolly-royal/jolly-royal.svgz", "GPL-2+", True, "no jokers"),
+    DeckSource("kennard", _N, "src/images/2color", "CC0-1.0 (package code MIT)", True, "joker has no index: procedural jokers"),
+    DeckSource("kennard-4-color", _N, "src/images/4color", "CC0-1.0 (package code MIT)", True, "four-colour suits; procedural jokers"),
     # Not used: non-standard indices or layouts.
     DeckSource("ancient_french", _G, "ancient_french.svgz", "GPL-3+", False, "French courts R D V"),
     DeckSource("atlasnye", _G, "atlasnye.svgz", "GPL-3+", False, "Russian courts К Д В"),
@@ -83,6 +88,8 @@ DECKS: tuple[DeckSource, ...] = (
     DeckSource("tango_nuevo", _G, "tango_nuevo.svgz", "GPL-3+", False, "index laid out sideways"),
     DeckSource("oxygen", _K, "svg-oxygen/oxygen.svgz", "GPL-2+", False, "index at the top-right"),
     DeckSource("xskat-german", _K, "svg-xskat-german/german.svgz", "GPL-2+", False, "German suits"),
+    DeckSource("kennard-big-index", _N, "src/images/2color-bf", "CC0-1.0 (package code MIT)", False, "suit sign below the index-box heuristic's reach"),
+    DeckSource("kennard-big-index-4-color", _N, "src/images/4color-bf", "CC0-1.0 (package code MIT)", False, "suit sign below the index-box heuristic's reach"),
 )
 HELD_OUT = ("bellot", "tigullio", "tigullio-international")
 """Evaluation-only decks (the two tigullio decks are one family, so both stay out)."""
@@ -105,6 +112,55 @@ def _svg_path(src: DeckSource) -> Path:
     return (GNOME_DIR if src.package == _G else KDE_DIR) / src.file
 
 
+def _npm_package(cache: Path, spec: str, fetch: bool) -> Path | None:
+    """The unpacked npm package ``spec`` (fetched once with ``npm pack`` when ``fetch``), or None."""
+    folder = cache / "npm" / spec.replace("/", "_").replace("@", "")
+    if (folder / "package").exists():
+        return folder / "package"
+    if not fetch or shutil.which("npm") is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        out = subprocess.run(["npm", "pack", spec, "--pack-destination", str(folder)], check=True, capture_output=True, text=True, timeout=300)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    tmp = folder / f"unpack-{os.getpid()}"
+    with tarfile.open(folder / out.stdout.strip().splitlines()[-1]) as tar:
+        tar.extractall(tmp, filter="data")
+    if not (folder / "package").exists():  # else another process unpacked it meanwhile
+        os.replace(tmp / "package", folder / "package")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return folder / "package"
+
+
+def _npm_faces(cache: Path, src: DeckSource, fetch: bool = True) -> dict[Card, np.ndarray]:
+    """The 52 faces of an npm deck with one SVG per card (``KD.svg``, ``TS.svg``...)."""
+    package = _npm_package(cache, src.package.removeprefix("npm:"), fetch)
+    if package is None:
+        return {}
+    images = {}
+    for card in FACES[:52]:
+        img = _render_element(package / src.file / f"{card_name(card)}.svg", None)
+        if img is not None:
+            images[card] = img
+    return images
+
+
+def _sheet_faces(src: DeckSource, scratch: Path) -> dict[Card, np.ndarray]:
+    """Every face of a Debian deck, cut from its sprite sheet (decompressed to ``scratch``)."""
+    svg = _svg_path(src)
+    if not svg.exists():
+        return {}
+    scratch.write_bytes(gzip.decompress(svg.read_bytes()) if svg.suffix == ".svgz" else svg.read_bytes())
+    images = {}
+    for card in FACES:
+        img = _render_element(scratch, _element_id(src, card))
+        if img is not None:
+            images[card] = img
+    scratch.unlink()
+    return images
+
+
 def ensure_packages() -> bool:
     """Install the deck packages with apt-get when missing and allowed; True if usable."""
     if shutil.which("rsvg-convert") and GNOME_DIR.exists() and KDE_DIR.exists():
@@ -118,8 +174,10 @@ def ensure_packages() -> bool:
     return bool(shutil.which("rsvg-convert")) and GNOME_DIR.exists()
 
 
-def _render_element(svg: Path, element: str) -> np.ndarray | None:
-    out = subprocess.run(["rsvg-convert", "-i", element, "-z", "1", str(svg)], capture_output=True, timeout=120).stdout
+def _render_element(svg: Path, element: str | None) -> np.ndarray | None:
+    """One element of an SVG (or the whole file), cropped to its opaque pixels."""
+    pick = ["-i", element] if element else []
+    out = subprocess.run(["rsvg-convert", *pick, "-z", "1", str(svg)], capture_output=True, timeout=120).stdout
     if not out:
         return None
     img = cv2.imdecode(np.frombuffer(out, np.uint8), cv2.IMREAD_UNCHANGED)
@@ -243,7 +301,7 @@ def _write_atomic(path: Path, data: dict) -> None:
 def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bool = True) -> list[RealDeck]:
     """Render (once) and load the standard decks; an empty list when the packages are absent.
 
-    ``install``: try apt-get for missing packages (training does; the benchmark does not).
+    ``install``: try apt-get and npm for missing packages (training does; the benchmark does not).
     """
     if not (ensure_packages() if install else (shutil.which("rsvg-convert") and GNOME_DIR.exists() and KDE_DIR.exists())):
         return []
@@ -252,20 +310,14 @@ def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bo
         folder = cache / "decks" / src.name
         meta = folder / "deck.json"
         if not meta.exists():
-            svg = _svg_path(src)
-            if not svg.exists():
-                continue
             folder.mkdir(parents=True, exist_ok=True)
-            plain = folder / f"sheet-{os.getpid()}.svg"  # two training stages may prepare one cache at once
-            plain.write_bytes(gzip.decompress(svg.read_bytes()) if svg.suffix == ".svgz" else svg.read_bytes())
-            images = {}
-            for card in FACES:
-                img = _render_element(plain, _element_id(src, card))
-                if img is None:
-                    continue
-                img = cv2.resize(img, (round(img.shape[1] * RENDER_H / img.shape[0]), RENDER_H), interpolation=cv2.INTER_AREA)
-                images[card] = img
-            plain.unlink()
+            if src.package.startswith("npm:"):
+                faces = _npm_faces(cache, src, fetch=install)
+            else:  # two training stages may prepare one cache at once: a scratch file each
+                faces = _sheet_faces(src, folder / f"sheet-{os.getpid()}.svg")
+            if not faces:
+                continue
+            images = {card: cv2.resize(img, (round(img.shape[1] * RENDER_H / img.shape[0]), RENDER_H), interpolation=cv2.INTER_AREA) for card, img in faces.items()}
             if any(c not in images for c in FACES[:52]):
                 _write_atomic(meta, {"usable": False})
                 continue

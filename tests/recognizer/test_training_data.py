@@ -1,13 +1,16 @@
 """Training data plumbing that needs no torch: YOLO labels, classifier crops, deck index boxes."""
 
+import shutil
+
 import numpy as np
+import pytest
 
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
 from recognizer.synth import PROCEDURAL_DESIGNS, card_image
 from recognizer.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
 from recognizer.synth.scenes import render_scene
 from recognizer.train import render_classifier_set, render_detector_set
-from referee.cards import FACES
+from referee.cards import FACES, card_name
 
 
 def test_detector_set_is_yolo_format_matching_the_scenes(tmp_path):
@@ -62,3 +65,20 @@ def test_held_out_decks_never_sampled_for_training():
     sample = training_design_sampler([])
     rng = np.random.default_rng(0)
     assert all(sample(rng).name.startswith("procedural-") for _ in range(20))
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="rsvg-convert (librsvg2-bin) not installed")
+def test_npm_deck_renders_one_svg_per_card_from_the_unpacked_package(tmp_path):
+    from recognizer.synth.decks import _npm_faces
+
+    src = next(d for d in DECKS if d.name == "kennard")
+    folder = tmp_path / "npm" / src.package.removeprefix("npm:").replace("/", "_").replace("@", "") / "package" / src.file
+    folder.mkdir(parents=True)
+    for card in FACES[:52]:
+        (folder / f"{card_name(card)}.svg").write_text(
+            '<svg xmlns="http://www.w3.org/2000/svg" width="70" height="100">'
+            f'<rect x="1" y="1" width="68" height="98" fill="white"/><text x="4" y="16" font-size="14">{card_name(card)}</text></svg>'
+        )
+    faces = _npm_faces(tmp_path, src, fetch=False)  # already unpacked: found without npm
+    assert sorted(faces) == sorted(FACES[:52])
+    assert all(img.shape[2] == 4 and 95 <= img.shape[0] <= 100 for img in faces.values())
