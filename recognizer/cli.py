@@ -90,10 +90,10 @@ def recognize(args: argparse.Namespace) -> int:
 
 def train(args: argparse.Namespace) -> int:
     from recognizer import train as training
-    from recognizer.synth.decks import prepare_decks, training_design_sampler
+    from recognizer.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
     from recognizer.synth.fonts import ensure_font_packages, index_fonts
 
-    work = Path(args.out)
+    work = Path(args.out).resolve()  # ultralytics puts a relative project under its own runs/ folder
     work.mkdir(parents=True, exist_ok=True)
     decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
     if not args.no_decks and not decks:
@@ -101,7 +101,8 @@ def train(args: argparse.Namespace) -> int:
     if not args.no_decks:
         ensure_font_packages()
     fonts = () if args.no_decks else index_fonts()
-    print(f"training designs: {len(decks)} real decks, procedural designs in {len(fonts)} outline fonts + 6 Hershey fonts")
+    real = [d.name for d in decks if d.name not in HELD_OUT]
+    print(f"training designs: {len(real)} real decks (held out: {', '.join(HELD_OUT)}), procedural ones in {len(fonts)} outline fonts and 6 Hershey fonts")
     sampler = training_design_sampler(decks, fonts=fonts)
     detector = classifier = None
     if args.stage in ("all", "detector"):
