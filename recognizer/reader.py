@@ -19,6 +19,14 @@ from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
 from referee.cards import Card
 
 MODELS = Path(__file__).with_name("models")
+VIEW_GROWTH = 0.06
+"""Each further classifier view grows the detected box by this share of its size on every side."""
+
+
+def _grown(box: tuple[float, float, float, float], share: float) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = box
+    dx, dy = (x1 - x0) * share, (y1 - y0) * share
+    return (x0 - dx, y0 - dy, x1 + dx, y1 + dy)
 
 
 @dataclass(frozen=True)
@@ -57,10 +65,21 @@ class CardReader:
     ``det_conf`` is the detector score an index needs; ``nms_iou`` the overlap above which
     two detected boxes are one index; ``min_conf`` the classifier probability below which a
     crop is dropped as unreadable (so a low-confidence read still shows in
-    :attr:`AreaReading.confidence` above that floor).
+    :attr:`AreaReading.confidence` above that floor). ``views`` is how many crops of each
+    box the classifier sees (the box as detected, then grown by :data:`VIEW_GROWTH` per
+    view) before their probabilities are averaged: a box the detector placed loosely on
+    an unseen deck is then read from a second framing too.
     """
 
-    def __init__(self, models: Path | None = None, det_conf: float = 0.25, min_conf: float = 0.5, nms_iou: float = 0.4, threads: int = 1) -> None:
+    def __init__(
+        self,
+        models: Path | None = None,
+        det_conf: float = 0.25,
+        min_conf: float = 0.5,
+        nms_iou: float = 0.4,
+        views: int = 1,
+        threads: int = 1,
+    ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = _session(folder / "index-detector.onnx", threads)
         self.classifier = _session(folder / "index-classifier.onnx", threads)
@@ -69,6 +88,9 @@ class CardReader:
         self.det_conf = det_conf
         self.min_conf = min_conf
         self.nms_iou = nms_iou
+        if views < 1:
+            raise ValueError(f"views must be at least 1, got {views}")
+        self.views = views
 
     def _detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
         ih, iw = image.shape[:2]
@@ -103,10 +125,11 @@ class CardReader:
         found = self._detect(image_bgr)
         if not found:
             return []
-        crops = np.stack([crop_index(image_bgr, box) for box, _ in found])
+        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH)) for v in range(self.views) for box, _ in found])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
+        probs = probs.reshape(self.views, len(found), -1).mean(0)
         return [(box, score, p) for (box, score), p in zip(found, probs)]
 
     def reading(self, candidates, det_conf: float | None = None, min_conf: float | None = None) -> AreaReading:

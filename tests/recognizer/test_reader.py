@@ -87,3 +87,15 @@ def test_reading_at_higher_thresholds_equals_a_reader_built_with_them(reader):
         assert loose.reading(candidates) == loose.read(image)
         assert loose.reading(candidates, 0.4, 0.8) == strict.read(image)
         assert len(candidates) >= len(strict.candidates(image))
+
+
+def test_views_average_the_classifier_over_framings():
+    one, two = CardReader(views=1), CardReader(views=2)
+    image = lay_row(parse_cards("9D TD JD QD"), HELD_OUT_PROCEDURAL[1])
+    first, both = one.candidates(image), two.candidates(image)
+    assert [c[0] for c in first] == [c[0] for c in both]  # same boxes, other probabilities
+    assert any(not np.allclose(a[2], b[2]) for a, b in zip(first, both))
+    assert all(abs(b[2].sum() - 1) < 1e-5 for b in both)
+    assert two.read(image).cards == parse_cards("9D TD JD QD")
+    with pytest.raises(ValueError, match="views"):
+        CardReader(views=0)
