@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--classifier-epochs", type=int, default=10)
     t.add_argument("--detector-init", metavar="PT", type=Path, help="continue the detector from these ultralytics weights (an earlier run's best.pt)")
     t.add_argument("--classifier-init", metavar="PT", type=Path, help="continue the classifier from this state dict (an earlier run's index-classifier.pt)")
+    t.add_argument("--mine-with", metavar="ONNX", type=Path, help="a detector whose false hits on the classifier's scenes become 'not an index' crops (default with --stage all: the detector just trained)")
     t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
     t.add_argument("--no-decks", action="store_true", help="procedural Hershey-font designs only (no Debian deck or font packages)")
     t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
@@ -109,7 +110,8 @@ def train(args: argparse.Namespace) -> int:
         detector = training.train_detector(work, args.images, args.epochs, args.seed, sampler, init=args.detector_init)
         print(f"detector: {detector}")
     if args.stage in ("all", "classifier"):
-        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, sampler, init=args.classifier_init)
+        mine_with = args.mine_with or detector
+        classifier = training.train_classifier(work, args.classifier_scenes, args.classifier_epochs, args.seed, sampler, init=args.classifier_init, mine_with=mine_with)
         print(f"classifier: {classifier}")
     if args.install:
         training.install_models(detector, classifier)

@@ -59,6 +59,42 @@ def _session(path: Path, threads: int):
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
+class IndexDetector:
+    """The one-class corner-index detector alone (the reader's first stage; training also
+    runs it to find the false hits the classifier must learn to reject)."""
+
+    def __init__(self, path: Path, det_conf: float = 0.25, nms_iou: float = 0.4, threads: int = 1) -> None:
+        self.session = _session(Path(path), threads)
+        shape = self.session.get_inputs()[0].shape
+        self.size = (int(shape[2]), int(shape[3]))  # (height, width)
+        self.det_conf = det_conf
+        self.nms_iou = nms_iou
+
+    def detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
+        """Index boxes (x0, y0, x1, y1) in ``image`` pixels with their scores, after NMS."""
+        ih, iw = image.shape[:2]
+        th, tw = self.size
+        s = min(th / ih, tw / iw)
+        nh, nw = max(1, round(ih * s)), max(1, round(iw * s))
+        top, left = (th - nh) // 2, (tw - nw) // 2
+        canvas = np.full((th, tw, 3), 114, np.uint8)
+        canvas[top : top + nh, left : left + nw] = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
+        x = to_tensor(canvas[None, :, :, ::-1])
+        out = self.session.run(None, {self.session.get_inputs()[0].name: x})[0][0]  # (5, anchors)
+        keep = out[4] >= self.det_conf
+        cx, cy, w, h, score = out[:, keep]
+        boxes = [[float(a - c / 2), float(b - d / 2), float(c), float(d)] for a, b, c, d in zip(cx, cy, w, h)]
+        picked = cv2.dnn.NMSBoxes(boxes, score.tolist(), self.det_conf, self.nms_iou) if boxes else []
+        found = []
+        for i in np.array(picked).reshape(-1):
+            x0, y0, bw, bh = boxes[i]
+            box = ((x0 - left) / s, (y0 - top) / s, (x0 + bw - left) / s, (y0 + bh - top) / s)
+            box = (max(0.0, box[0]), max(0.0, box[1]), min(float(iw), box[2]), min(float(ih), box[3]))
+            if box[2] > box[0] and box[3] > box[1]:
+                found.append((box, float(score[i])))
+        return found
+
+
 class CardReader:
     """Loads the committed models once; :meth:`read` is then a pure function of the image.
 
@@ -81,39 +117,13 @@ class CardReader:
         threads: int = 1,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
-        self.detector = _session(folder / "index-detector.onnx", threads)
+        self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
         self.classifier = _session(folder / "index-classifier.onnx", threads)
-        shape = self.detector.get_inputs()[0].shape
-        self.size = (int(shape[2]), int(shape[3]))  # (height, width)
         self.det_conf = det_conf
         self.min_conf = min_conf
-        self.nms_iou = nms_iou
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
         self.views = views
-
-    def _detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
-        ih, iw = image.shape[:2]
-        th, tw = self.size
-        s = min(th / ih, tw / iw)
-        nh, nw = max(1, round(ih * s)), max(1, round(iw * s))
-        top, left = (th - nh) // 2, (tw - nw) // 2
-        canvas = np.full((th, tw, 3), 114, np.uint8)
-        canvas[top : top + nh, left : left + nw] = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
-        x = to_tensor(canvas[None, :, :, ::-1])
-        out = self.detector.run(None, {self.detector.get_inputs()[0].name: x})[0][0]  # (5, anchors)
-        keep = out[4] >= self.det_conf
-        cx, cy, w, h, score = out[:, keep]
-        boxes = [[float(a - c / 2), float(b - d / 2), float(c), float(d)] for a, b, c, d in zip(cx, cy, w, h)]
-        picked = cv2.dnn.NMSBoxes(boxes, score.tolist(), self.det_conf, self.nms_iou) if boxes else []
-        found = []
-        for i in np.array(picked).reshape(-1):
-            x0, y0, bw, bh = boxes[i]
-            box = ((x0 - left) / s, (y0 - top) / s, (x0 + bw - left) / s, (y0 + bh - top) / s)
-            box = (max(0.0, box[0]), max(0.0, box[1]), min(float(iw), box[2]), min(float(ih), box[3]))
-            if box[2] > box[0] and box[3] > box[1]:
-                found.append((box, float(score[i])))
-        return found
 
     def candidates(self, image_bgr: np.ndarray) -> list[tuple[tuple[float, float, float, float], float, np.ndarray]]:
         """Every index box the detector scores at least ``det_conf``, with that score and the
@@ -122,7 +132,7 @@ class CardReader:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
-        found = self._detect(image_bgr)
+        found = self.detector.detect(image_bgr)
         if not found:
             return []
         crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH)) for v in range(self.views) for box, _ in found])

@@ -30,6 +30,9 @@ from recognizer.synth.scenes import render_scene
 PACKAGE_MODELS = Path(__file__).with_name("models")
 DETECTOR_YAML = PACKAGE_MODELS / "index-detector.yaml"
 DETECTOR_SIZE = 320
+MINING_SCORE = 0.1
+"""Detector score from which a box clear of every index counts as a false hit to learn from
+(below the reader's own threshold, so the classifier also meets tomorrow's false hits)."""
 DEFAULT_DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
 
 
@@ -124,12 +127,16 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / (area(a) + area(b) - inter + 1e-9)
 
 
-def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
     Positives are cut with the box jitter a detector has (each edge moved up to 12% of
     the box, and up to 20% for the further jitters: boxes on unseen decks are looser);
-    negatives are boxes of index size elsewhere (pips, court art, cloth, card backs).
+    negatives are boxes of index size elsewhere (pips, court art, cloth, card backs) and,
+    given a ``detector`` (:class:`recognizer.reader.IndexDetector`), up to ``mined`` of its
+    own false hits per scene: boxes clear of every corner index, shown or hidden. Those are
+    what the reader actually meets; random boxes rarely land on a court's crown or a pip
+    that looks like a suit sign.
     Scenes are shrunk at random first so crops cover the resolutions cameras give.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
@@ -163,22 +170,32 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
                 continue
             xs.append(crop_index(image, tuple(cand)))
             ys.append(NOT_INDEX)
+        if detector is not None:
+            known = np.array([lab.box for lab in scene.labels + scene.hidden], np.float32).reshape(-1, 4) * s
+            hits = [box for box, _ in detector.detect(image) if not len(known) or _iou(np.array(box, np.float32), known).max() < 0.1]
+            for box in hits[:mined]:
+                xs.append(crop_index(image, box))
+                ys.append(NOT_INDEX)
     return np.stack(xs), np.array(ys, np.int64)
 
 
-def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128, init: Path | None = None) -> Path:
+def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128, init: Path | None = None, mine_with: Path | None = None) -> Path:
     """Train :class:`recognizer.classifier_net.IndexClassifier` on rendered crops; export ONNX.
 
     ``init`` (an earlier run's ``index-classifier.pt``) continues from those weights on the
-    crops of ``seed`` with a third of the peak learning rate.
+    crops of ``seed`` with a third of the peak learning rate. ``mine_with`` (a detector
+    ONNX) adds its false hits on the training scenes as "not an index" crops.
     """
     import torch
 
     from recognizer.classifier_net import IndexClassifier
     from recognizer.crops import CROP_H, CROP_W, to_tensor
 
+    from recognizer.reader import IndexDetector
+
     torch.manual_seed(seed)
-    x, y = render_classifier_set(scenes, seed, sampler)
+    detector = IndexDetector(mine_with, det_conf=MINING_SCORE, threads=1) if mine_with is not None else None
+    x, y = render_classifier_set(scenes, seed, sampler, detector=detector)
     n_val = max(1, len(x) // 20)
     order = np.random.default_rng(seed).permutation(len(x))
     val, tr = order[:n_val], order[n_val:]

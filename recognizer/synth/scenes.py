@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -33,6 +33,7 @@ class IndexLabel:
     box: tuple[float, float, float, float]
     inverted: bool
     card_id: int  # which physical card of the scene it belongs to
+    shown: float = 1.0  # share of the index left uncovered (0 when the image edge cuts it)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Scene:
     cards: tuple[Card, ...]  # the multiset laid face up, sorted
     labels: tuple[IndexLabel, ...]
     design: str
+    hidden: tuple[IndexLabel, ...] = ()
+    """Corner indices of laid cards that do not count as shown (covered, or cut by the image
+    edge): neither a card to read nor a clean negative for training."""
 
 
 def random_hand(rng: np.random.Generator, n: int) -> list[Card]:
@@ -250,7 +254,8 @@ def render_scene(
     if rng.random() < 0.25:
         _hand(canvas, owner, rng)
 
-    labels = []
+    labels, hidden = [], []
+    upside = math.cos(math.radians(row_angle)) < 0
     for i, M, face in placed:
         x0, y0, x1, y1 = deck.index_box(face, card_h)
         ch, cw = card_h, round(card_w)
@@ -258,16 +263,16 @@ def render_scene(
             pts = np.array(quad, np.float32) @ M[:, :2].T + M[:, 2]
             bx0, by0 = pts.min(0)
             bx1, by1 = pts.max(0)
+            box = (float(bx0), float(by0), float(bx1), float(by1))
             if bx0 < 0 or by0 < 0 or bx1 > w or by1 > h:
+                hidden.append(IndexLabel(face, box, inverted != upside, i, 0.0))
                 continue
             mask = np.zeros((int(by1 - by0) + 3, int(bx1 - bx0) + 3), np.uint8)
             cv2.fillPoly(mask, [np.round(pts - (int(bx0), int(by0))).astype(np.int32)], 1)
             region = owner[int(by0) : int(by0) + mask.shape[0], int(bx0) : int(bx0) + mask.shape[1]]
             m = mask[: region.shape[0], : region.shape[1]].astype(bool)
-            if m.sum() == 0 or (region[m] == i).mean() < MIN_VISIBLE:
-                continue
-            upside = math.cos(math.radians(row_angle)) < 0
-            labels.append(IndexLabel(face, (float(bx0), float(by0), float(bx1), float(by1)), inverted != upside, i))
+            shown = float((region[m] == i).mean()) if m.sum() else 0.0
+            (labels if shown >= MIN_VISIBLE else hidden).append(IndexLabel(face, box, inverted != upside, i, shown))
 
     image = canvas
     if rng.random() < 0.6:  # camera perspective left after rectification
@@ -276,14 +281,15 @@ def render_scene(
         dst = (src + rng.uniform(-j, j, (4, 2))).astype(np.float32)
         P = cv2.getPerspectiveTransform(src, dst)
         image = cv2.warpPerspective(canvas, P, (w, h), borderMode=cv2.BORDER_REFLECT)
-        moved = []
-        for lab in labels:
+
+        def warp(lab: IndexLabel) -> IndexLabel:
             x0, y0, x1, y1 = lab.box
             pts = cv2.perspectiveTransform(np.float32([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]]), P)[0]
-            bx0, by0 = pts.min(0)
-            bx1, by1 = pts.max(0)
-            if bx0 >= 0 and by0 >= 0 and bx1 <= w and by1 <= h:
-                moved.append(IndexLabel(lab.card, (float(bx0), float(by0), float(bx1), float(by1)), lab.inverted, lab.card_id))
-        labels = moved
+            (bx0, by0), (bx1, by1) = pts.min(0), pts.max(0)
+            return IndexLabel(lab.card, (float(bx0), float(by0), float(bx1), float(by1)), lab.inverted, lab.card_id, lab.shown)
+
+        moved = [warp(lab) for lab in labels]
+        labels = [lab for lab in moved if lab.box[0] >= 0 and lab.box[1] >= 0 and lab.box[2] <= w and lab.box[3] <= h]
+        hidden = [warp(lab) for lab in hidden] + [replace(lab, shown=0.0) for lab in moved if lab not in labels]
     image = _photometric(image, rng)
-    return Scene(image, tuple(faces), tuple(labels), deck.name)
+    return Scene(image, tuple(faces), tuple(labels), deck.name, tuple(hidden))

@@ -8,7 +8,7 @@ import pytest
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
 from recognizer.synth import PROCEDURAL_DESIGNS, card_image
 from recognizer.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
-from recognizer.synth.scenes import render_scene
+from recognizer.synth.scenes import MIN_VISIBLE, render_scene
 from recognizer.train import render_classifier_set, render_detector_set
 from referee.cards import FACES, card_name
 
@@ -82,3 +82,26 @@ def test_npm_deck_renders_one_svg_per_card_from_the_unpacked_package(tmp_path):
     faces = _npm_faces(tmp_path, src, fetch=False)  # already unpacked: found without npm
     assert sorted(faces) == sorted(FACES[:52])
     assert all(img.shape[2] == 4 and 95 <= img.shape[0] <= 100 for img in faces.values())
+
+
+def test_classifier_set_learns_the_detectors_false_hits_but_not_hidden_indices():
+    scene = render_scene(1 * 1_000_003 + 500_000)  # the one scene render_classifier_set(1, seed=1) cuts
+    assert scene.labels and scene.hidden
+
+    class Detector:  # an index, a half-covered index and the whole image: only the last is a false hit
+        def detect(self, image):
+            s = image.shape[1] / scene.image.shape[1]
+            scaled = lambda box: tuple(v * s for v in box)  # noqa: E731
+            return [(scaled(scene.labels[0].box), 0.9), (scaled(scene.hidden[0].box), 0.5), ((0.0, 0.0, image.shape[1] - 1.0, image.shape[0] - 1.0), 0.2)]
+
+    x0, y0 = render_classifier_set(scenes=1, seed=1)
+    x1, y1 = render_classifier_set(scenes=1, seed=1, detector=Detector())
+    assert len(y1) == len(y0) + 1 and y1[-1] == NOT_INDEX
+    assert np.array_equal(x1[:-1], x0)
+
+
+def test_every_laid_index_is_either_shown_or_hidden():
+    for seed in range(25):
+        scene = render_scene(seed)
+        assert len(scene.labels) + len(scene.hidden) == 2 * len(scene.cards)
+        assert all(lab.shown >= MIN_VISIBLE for lab in scene.labels) and all(lab.shown < MIN_VISIBLE for lab in scene.hidden)
