@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -33,7 +33,6 @@ class IndexLabel:
     box: tuple[float, float, float, float]
     inverted: bool
     card_id: int  # which physical card of the scene it belongs to
-    shown: float = 1.0  # share of the index left uncovered (0 when the image edge cuts it)
 
 
 @dataclass(frozen=True)
@@ -265,14 +264,14 @@ def render_scene(
             bx1, by1 = pts.max(0)
             box = (float(bx0), float(by0), float(bx1), float(by1))
             if bx0 < 0 or by0 < 0 or bx1 > w or by1 > h:
-                hidden.append(IndexLabel(face, box, inverted != upside, i, 0.0))
+                hidden.append(IndexLabel(face, box, inverted != upside, i))
                 continue
             mask = np.zeros((int(by1 - by0) + 3, int(bx1 - bx0) + 3), np.uint8)
             cv2.fillPoly(mask, [np.round(pts - (int(bx0), int(by0))).astype(np.int32)], 1)
             region = owner[int(by0) : int(by0) + mask.shape[0], int(bx0) : int(bx0) + mask.shape[1]]
             m = mask[: region.shape[0], : region.shape[1]].astype(bool)
-            shown = float((region[m] == i).mean()) if m.sum() else 0.0
-            (labels if shown >= MIN_VISIBLE else hidden).append(IndexLabel(face, box, inverted != upside, i, shown))
+            shown = m.sum() > 0 and (region[m] == i).mean() >= MIN_VISIBLE
+            (labels if shown else hidden).append(IndexLabel(face, box, inverted != upside, i))
 
     image = canvas
     if rng.random() < 0.6:  # camera perspective left after rectification
@@ -286,10 +285,10 @@ def render_scene(
             x0, y0, x1, y1 = lab.box
             pts = cv2.perspectiveTransform(np.float32([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]]), P)[0]
             (bx0, by0), (bx1, by1) = pts.min(0), pts.max(0)
-            return IndexLabel(lab.card, (float(bx0), float(by0), float(bx1), float(by1)), lab.inverted, lab.card_id, lab.shown)
+            return IndexLabel(lab.card, (float(bx0), float(by0), float(bx1), float(by1)), lab.inverted, lab.card_id)
 
         moved = [warp(lab) for lab in labels]
         labels = [lab for lab in moved if lab.box[0] >= 0 and lab.box[1] >= 0 and lab.box[2] <= w and lab.box[3] <= h]
-        hidden = [warp(lab) for lab in hidden] + [replace(lab, shown=0.0) for lab in moved if lab not in labels]
+        hidden = [warp(lab) for lab in hidden] + [lab for lab in moved if lab not in labels]
     image = _photometric(image, rng)
     return Scene(image, tuple(faces), tuple(labels), deck.name, tuple(hidden))
