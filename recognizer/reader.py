@@ -63,7 +63,7 @@ class IndexDetector:
     """The one-class corner-index detector alone (the reader's first stage; training also
     runs it to find the false hits the classifier must learn to reject)."""
 
-    def __init__(self, path: Path, det_conf: float = 0.25, nms_iou: float = 0.4, threads: int = 1) -> None:
+    def __init__(self, path: Path, det_conf: float = 0.15, nms_iou: float = 0.4, threads: int = 1) -> None:
         self.session = _session(Path(path), threads)
         shape = self.session.get_inputs()[0].shape
         self.size = (int(shape[2]), int(shape[3]))  # (height, width)
@@ -110,10 +110,10 @@ class CardReader:
     def __init__(
         self,
         models: Path | None = None,
-        det_conf: float = 0.25,
-        min_conf: float = 0.5,
+        det_conf: float = 0.15,
+        min_conf: float = 0.4,
         nms_iou: float = 0.4,
-        views: int = 1,
+        views: int = 2,
         threads: int = 1,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
