@@ -119,7 +119,6 @@ class CardReader:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
         self.classifier = _session(folder / "index-classifier.onnx", threads)
-        self.det_conf = det_conf
         self.min_conf = min_conf
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
@@ -146,7 +145,7 @@ class CardReader:
         """The cards that ``candidates`` show, keeping those at or above both thresholds
         (the reader's own by default; a higher ``det_conf`` than the reader's selects the
         same boxes a reader built with it would find, since NMS keeps boxes by score)."""
-        det_conf = self.det_conf if det_conf is None else det_conf
+        det_conf = self.detector.det_conf if det_conf is None else det_conf
         min_conf = self.min_conf if min_conf is None else min_conf
         hits = []
         for box, score, p in candidates:
