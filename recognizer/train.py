@@ -190,7 +190,6 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
 
     from recognizer.classifier_net import IndexClassifier
     from recognizer.crops import CROP_H, CROP_W, to_tensor
-
     from recognizer.reader import IndexDetector
 
     torch.manual_seed(seed)

@@ -236,7 +236,7 @@ class _Machine:
         return []
 
     # ----------------------------------------------------------------- tribute
-    def _hand_over(self, event: ev.Tribute, what: str, problem_of: Callable) -> tuple[DealState, list[dict], bool]:
+    def _hand_over(self, event: ev.Tribute, what: str, problem_of: Callable[[DealState, ev.Tribute], str | None]) -> tuple[DealState, list[dict], bool]:
         """What a tribute and a return share: checks, the clock, then the card moves (T6).
 
         Returns the deal, the records so far and whether the card was handed over."""

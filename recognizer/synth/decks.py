@@ -133,7 +133,7 @@ def _npm_package(cache: Path, spec: str, fetch: bool) -> Path | None:
     return folder / "package"
 
 
-def _npm_faces(cache: Path, src: DeckSource, fetch: bool = True) -> dict[Card, np.ndarray]:
+def _npm_faces(cache: Path, src: DeckSource, fetch: bool) -> dict[Card, np.ndarray]:
     """The 52 faces of an npm deck with one SVG per card (``KD.svg``, ``TS.svg``...)."""
     package = _npm_package(cache, src.package.removeprefix("npm:"), fetch)
     if package is None:
