@@ -9,7 +9,7 @@ import pytest
 from hardware.registry import TagRegistry
 from hardware.simulator import SCRIPT
 
-CLI = [sys.executable, "-m", "web.cli", "rfid"]
+CLI = [sys.executable, "-m", "web.app.cli", "rfid"]
 
 
 def run_pair(tmp_path, protocol, listen_args):

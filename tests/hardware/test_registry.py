@@ -12,7 +12,7 @@ from hardware.reads import TagRead
 from hardware.registry import RegistryError, TagRegistry, enrolment_order
 from hardware.simulator import PtyPort, demo_registry
 from referee.cards import DOUBLE_DECK, parse_card
-from web.cli import main
+from web.app.cli import main
 
 SEVEN_H = parse_card("7H")
 

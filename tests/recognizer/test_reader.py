@@ -8,7 +8,7 @@ import pytest
 
 from recognizer.reader import AreaReading, CardReader
 from recognizer.synth import HELD_OUT_PROCEDURAL, card_image
-from web.cli import main
+from web.app.cli import main
 from referee.cards import parse_cards
 
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from referee.simulate import play_session
-from web.cli import main
+from web.app.cli import main
 from web.store import KEY_ENV, Store
 from web.store.models import TableEvent
 from web.store.testing import TEST_SECRET

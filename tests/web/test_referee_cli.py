@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from web.cli import main
+from web.app.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from recognizer.table import frames, watcher
-from web.cli import main
+from web.app.cli import main
 
 
 class Blind:

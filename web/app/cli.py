@@ -1,23 +1,23 @@
 """``guandan-ref``: one command line for every part of the project.
 
-Each package contributes its sub-commands through a ``register(subparsers)`` function in
-its own ``cli`` module; heavy imports (OpenCV, SQLAlchemy, serial) happen inside the
-handlers so that ``guandan-ref classify`` starts in milliseconds.
+This is the application layer: it sits on top of every package and is the only place
+that names them all. Each package contributes its sub-commands through a
+``register(subparsers)`` function in its own ``cli`` module, imported here by name; those
+modules import their heavy dependencies (OpenCV, SQLAlchemy, serial) inside the handlers,
+so ``guandan-ref classify`` starts in milliseconds.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-COMMAND_MODULES = (
-    "web.referee_cli",
-    "web.store_cli",
-    "recognizer.cli",
-    "recognizer.table.cli",
-    "hardware.cli",
-)
+from hardware import cli as hardware_cli
+from recognizer import cli as recognizer_cli
+from recognizer.table import cli as table_cli
+from web import referee_cli, store_cli
+
+COMMAND_MODULES = (referee_cli, store_cli, recognizer_cli, table_cli, hardware_cli)
 
 
 class UsageError(Exception):
@@ -27,13 +27,7 @@ class UsageError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="guandan-ref", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 
