@@ -10,6 +10,8 @@ setup() {
     fi
     .venv/bin/python -m pip install -q --upgrade pip
     .venv/bin/python -m pip install -q -e ".[test]"
+    # The dashboard's browser tests drive Debian's Chromium through Playwright.
+    command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 }
 
 case "${1:-}" in

@@ -1,4 +1,94 @@
 """The application layer: the one place that names every package.
 
-The command line (:mod:`web.app.cli`) lives here; nothing below this layer imports it.
+The command line (:mod:`web.app.cli`) and the web dashboard live here; nothing below this
+layer imports it. ``create_app(config)`` builds the Flask app: the store from
+``web.store.init_app``, a broker for live updates, logins, CSRF on every form, security
+headers, and one blueprint per area (floor, tables, flags, results, api, auth).
 """
+
+from __future__ import annotations
+
+from flask import Flask, jsonify, render_template, request
+from flask_login import current_user
+from flask_wtf.csrf import CSRFProtect, generate_csrf
+from werkzeug.exceptions import HTTPException
+
+from web.store import get_store, init_app
+
+from .config import from_env, session_key
+from .drawing import card_svg, cards_svg
+from .i18n import language, t
+
+csrf = CSRFProtect()
+
+CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """The dashboard, configured from ``GUANDAN_*`` variables updated with ``config``."""
+    from . import api, auth, floor, flags, results, tables
+    from .broker import make_broker
+    from .public import state_extract
+    from .timeline import Timelines
+
+    app = Flask(__name__)
+    app.config.update(from_env())
+    app.config.update(config or {})
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = session_key(app.config)
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        REMEMBER_COOKIE_HTTPONLY=True,
+        REMEMBER_COOKIE_SAMESITE="Lax",
+        WTF_CSRF_TIME_LIMIT=None,  # a referee's console stays open all day
+        RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
+    )
+    store = init_app(app)
+    app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(app.config.get("REDIS_URL"))
+    app.extensions["guandan_timelines"] = Timelines(store, state_extract)
+    csrf.init_app(app)
+    auth.login_manager.init_app(app)
+    auth.login_manager.login_view = "auth.login"
+    auth.limiter.init_app(app)
+    for module in (auth, floor, tables, flags, results, api):
+        app.register_blueprint(module.bp)
+    csrf.exempt(api.bp)  # agents authenticate with bearer tokens, not cookies
+
+    @app.context_processor
+    def _template_globals() -> dict:
+        return {"t": t, "lang": language(), "user": current_user, "csrf_token": generate_csrf,
+                "card_svg": card_svg, "cards_svg": cards_svg}
+
+    @app.after_request
+    def _headers(response):
+        response.headers.update(SECURITY_HEADERS)
+        response.headers.pop("Server", None)
+        if request.path.startswith("/api/") and "Cache-Control" not in response.headers:
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @app.errorhandler(HTTPException)
+    def _error(exc: HTTPException):
+        return _error_page(exc)
+
+    return app
+
+
+def _error_page(exc: HTTPException):
+    """JSON under ``/api``, a page in the visitor's language elsewhere."""
+    status = exc.code or 500
+    message = {403: t("error.forbidden"), 404: t("error.missing")}.get(status, exc.description)
+    if request.path.startswith("/api/"):
+        return jsonify(error=exc.description if status not in (403, 404) else message), status
+    return render_template("error.html", status=status, message=message), status
+
+
+__all__ = ["create_app", "get_store"]

@@ -63,7 +63,7 @@ def alembic_config() -> Config:
     return cfg
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "heads") -> None:
     """Bring the schema up to ``revision`` (idempotent; safe on an existing store)."""
     cfg = alembic_config()
     with engine.begin() as conn:
@@ -71,12 +71,14 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         command.upgrade(cfg, revision)
 
 
-def current_revision(engine: Engine) -> str | None:
+def current_revisions(engine: Engine) -> set[str]:
+    """The revisions the database is at: one per migration branch (store, app)."""
     with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        return set(MigrationContext.configure(conn).get_current_heads())
 
 
-def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head is not None, "the package ships no migration"
-    return head
+def head_revisions() -> set[str]:
+    """The newest revision of each migration branch the package ships."""
+    heads = set(ScriptDirectory.from_config(alembic_config()).get_heads())
+    assert heads, "the package ships no migration"
+    return heads

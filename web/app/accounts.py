@@ -1,0 +1,112 @@
+"""Logins and table tokens, kept in the app's tables of the store's database.
+
+Passwords are stored as werkzeug hashes; a table token is 32 random bytes, shown once,
+and only its SHA-256 is kept (a random token needs no slow hash: there is nothing to
+guess). Officials who can rule (chief, referee) are also registered with the store, whose
+authority checks (S4, X6) look them up by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+
+from sqlalchemy import delete, insert, select
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from web.store import Store
+from web.store.db import WRITE
+
+from .models import TableToken, User
+
+ROLES = ("chief", "referee", "scorer", "viewer")
+"""From most to least trusted; anonymous visitors are viewers."""
+STORE_ROLES = {"chief": "chief", "referee": "referee"}
+"""App roles that are officials in the store's sense (may rule and correct)."""
+CHIEF_NAME = "chief"
+
+
+class AccountError(ValueError):
+    """A login or token request that cannot be done (unknown role, empty name...)."""
+
+
+def add_user(store: Store, name: str, role: str, password: str) -> None:
+    """Create or replace the login ``name`` (a chief or referee becomes a store official)."""
+    name = name.strip()
+    if role not in ROLES:
+        raise AccountError(f"role {role!r}: expected one of {', '.join(ROLES)}")
+    if not name or len(name) > 80:
+        raise AccountError("a login needs a name of 1 to 80 characters")
+    if len(password) < 8:
+        raise AccountError("a password needs at least 8 characters")
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        conn.execute(delete(User).where(User.name == name))
+        conn.execute(insert(User).values(name=name, role=role, created_at=time.time(),
+                                         password_hash=generate_password_hash(password)))
+    if role in STORE_ROLES:
+        store.add_official(name, STORE_ROLES[role])
+
+
+def user(store: Store, name: str) -> User | None:
+    with store.engine.connect() as conn:
+        row = conn.execute(select(User).where(User.name == name)).first()
+    return None if row is None else User(name=row.name, role=row.role, password_hash=row.password_hash,
+                                         created_at=row.created_at)
+
+
+def authenticate(store: Store, name: str, password: str) -> User | None:
+    """The user if ``password`` is theirs, else None (same work either way)."""
+    found = user(store, name)
+    if found is None:
+        check_password_hash(generate_password_hash("x"), password)  # no timing hint of which names exist
+        return None
+    return found if check_password_hash(found.password_hash, password) else None
+
+
+def has_users(store: Store) -> bool:
+    with store.engine.connect() as conn:
+        return conn.execute(select(User.name).limit(1)).first() is not None
+
+
+def ensure_chief(store: Store, password: str | None = None) -> str | None:
+    """On a store without logins, create the chief referee's; return the password (else None).
+
+    ``password`` (``GUANDAN_ADMIN_PASSWORD``) is taken if given, else a random one is made
+    and returned so that it can be shown exactly once.
+    """
+    if has_users(store):
+        return None
+    password = password or secrets.token_urlsafe(12)
+    add_user(store, CHIEF_NAME, "chief", password)
+    return password
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(store: Store, table_id: str) -> str:
+    """A new agent token for ``table_id`` (replacing any earlier one); only its hash is kept."""
+    table_id = table_id.strip()
+    if not table_id or len(table_id) > 120:
+        raise AccountError("a table id has 1 to 120 characters")
+    token = secrets.token_urlsafe(32)
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        conn.execute(delete(TableToken).where(TableToken.table_id == table_id))
+        conn.execute(insert(TableToken).values(table_id=table_id, token_hash=token_digest(token),
+                                               created_at=time.time()))
+    return token
+
+
+def token_table(store: Store, token: str) -> str | None:
+    """The table a bearer token belongs to, or None."""
+    with store.engine.connect() as conn:
+        return conn.execute(select(TableToken.table_id)
+                            .where(TableToken.token_hash == token_digest(token))).scalar_one_or_none()
+
+
+def token_tables(store: Store) -> set[str]:
+    """Tables that have an agent token (known tables, even before their first event)."""
+    with store.engine.connect() as conn:
+        return set(conn.execute(select(TableToken.table_id)).scalars())

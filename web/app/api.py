@@ -1,0 +1,301 @@
+"""The HTTP API (``/api``): what table agents post, and public reads for any tool.
+
+Agents authenticate with their table's bearer token (``guandan-ref token create``) and
+may post only to that table; they send what the table saw (plays, passes, reports,
+faults...), never a referee's action (penalty, correction, dismissal: the console's,
+with a login). Every refusal is a clear 4xx with a one-line reason; nothing a client
+sends can cause a 500 or change a table half-way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+
+from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+from sqlalchemy import insert, select
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from referee.jsontext import DEFAULT_LIMITS, JSONTextError, Limits, loads
+from web.store import Appended, SequenceConflict
+from web.store.db import WRITE
+
+from . import accounts, context
+from .auth import requires
+from .models import Evidence
+from .openapi import spec
+from .public import public_events, summary
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+REFEREE_ACTIONS = ("penalty", "correction", "dismiss")
+"""Event types only the referee console makes (a logged-in official), never an agent."""
+MAX_EVENTS = 1000
+"""Events in one request."""
+RETRY_AFTER_S = "2"
+HEALTH_FIELDS = {"fps": (int, float), "last_read": (int, float), "outbox": (int,),
+                 "calibration": (str,), "camera": (str,), "rfid": (str,)}
+STREAM_KEEPALIVE_S = 15.0
+STREAM_MAX_S = 300.0
+"""A stream ends after this long; the browser reconnects with its Last-Event-ID."""
+
+
+class ApiError(HTTPException):
+    def __init__(self, status: int, message: str, headers: dict | None = None):
+        super().__init__(message)
+        self.code, self.message, self.extra = status, message, headers or {}
+
+
+@bp.errorhandler(HTTPException)
+def _as_json(exc: HTTPException):
+    message = getattr(exc, "message", None) or exc.description
+    response = jsonify(error=message)
+    response.status_code = exc.code or 500
+    response.headers.update(getattr(exc, "extra", {}))
+    return response
+
+
+@bp.errorhandler(OperationalError)
+def _unavailable(exc: OperationalError):
+    response = jsonify(error="the event store is unavailable; retry shortly")
+    response.status_code = 503
+    response.headers["Retry-After"] = RETRY_AFTER_S
+    return response
+
+
+def _known(table_id: str) -> bool:
+    store = context.store()
+    return table_id in accounts.token_tables(store) or any(h["table"] == table_id for h in store.tables())
+
+
+def _agent(table_id: str) -> None:
+    """The request carries this table's token: else 401 (none, or bad), 404, 403."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "send the table's token as 'Authorization: Bearer <token>'",
+                       {"WWW-Authenticate": "Bearer"})
+    owner = accounts.token_table(context.store(), token.strip())
+    if owner is None:
+        raise ApiError(401, "unknown token", {"WWW-Authenticate": "Bearer"})
+    if not _known(table_id):
+        raise ApiError(404, f"no table {table_id!r}")
+    if owner != table_id:
+        raise ApiError(403, f"this token belongs to table {owner!r}, not {table_id!r}")
+
+
+def _json_body(max_bytes: int):
+    if not request.get_data():
+        raise ApiError(400, "empty body: send a JSON event or a JSON list of events")
+    try:
+        return loads(request.get_data(), Limits(max_bytes=max_bytes, max_depth=DEFAULT_LIMITS.max_depth + 1))
+    except JSONTextError as exc:
+        raise ApiError(400, f"malformed JSON: {exc}") from None
+
+
+def _prepare(table_id: str, item) -> tuple[dict | None, str | None]:
+    """The event to append (its table filled in), or why it is refused before the store."""
+    if not isinstance(item, dict):
+        return None, f"an event must be a JSON object, not {type(item).__name__}"
+    if item.get("type") in REFEREE_ACTIONS:
+        return None, f"a {item['type']} is a referee's action: make it from the referee console"
+    if item.setdefault("table", table_id) != table_id:
+        return None, f"event names table {item['table']!r}, not {table_id!r}"
+    if len(json.dumps(item, ensure_ascii=False).encode()) > DEFAULT_LIMITS.max_bytes:
+        return None, f"event over {DEFAULT_LIMITS.max_bytes} bytes"
+    return item, None
+
+
+@bp.post("/tables/<table_id>/events")
+def post_events(table_id: str):
+    _agent(table_id)
+    body = _json_body(current_app.config["MAX_CONTENT_LENGTH"])
+    items = body if isinstance(body, list) else [body]
+    if not items or len(items) > MAX_EVENTS:
+        raise ApiError(400, f"send 1 to {MAX_EVENTS} events, not {len(items)}")
+    prepared = [_prepare(table_id, item) for item in items]
+    events = [e for e, _ in prepared if e is not None]
+    try:
+        outcomes = iter(context.append(events))
+    except SequenceConflict:
+        raise ApiError(503, "the table is busy; retry shortly", {"Retry-After": RETRY_AFTER_S}) from None
+    results = []
+    for event, refusal in prepared:
+        if event is None:
+            results.append({"status": "rejected", "reason": refusal})
+            continue
+        outcome = next(outcomes)
+        if isinstance(outcome, Appended):
+            results.append({"status": "duplicate" if outcome.duplicate else "accepted", "seq": outcome.seq})
+        elif isinstance(outcome, SequenceConflict):
+            raise ApiError(503, "the table is busy; retry shortly", {"Retry-After": RETRY_AFTER_S})
+        else:
+            results.append({"status": "rejected", "reason": getattr(outcome, "reason", str(outcome))})
+    return jsonify(results=results)
+
+
+@bp.post("/tables/<table_id>/evidence")
+def post_evidence(table_id: str):
+    _agent(table_id)
+    if request.mimetype != "image/jpeg":
+        raise ApiError(415, "evidence is a JPEG frame: send it with 'Content-Type: image/jpeg'")
+    data = request.get_data()
+    if not data.startswith(b"\xff\xd8\xff"):
+        raise ApiError(400, "the body is not a JPEG image")
+    digest = hashlib.sha256(data).hexdigest()
+    store = context.store()
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        exists = conn.execute(select(Evidence.sha256).where(
+            Evidence.table_id == table_id, Evidence.sha256 == digest)).first()
+        if exists is None:
+            conn.execute(insert(Evidence).values(table_id=table_id, sha256=digest, content_type="image/jpeg",
+                                                 data=data, received_at=time.time()))
+    return jsonify(id=digest), 201
+
+
+@bp.get("/tables/<table_id>/evidence/<sha>")
+@requires("referee")
+def get_evidence(table_id: str, sha: str):
+    with context.store().engine.connect() as conn:
+        row = conn.execute(select(Evidence).where(Evidence.table_id == table_id, Evidence.sha256 == sha)).first()
+    if row is None:
+        raise ApiError(404, f"no evidence {sha!r} at table {table_id!r}")
+    response = Response(row.data, mimetype=row.content_type)
+    response.headers["Cache-Control"] = "private, max-age=86400, immutable"
+    return response
+
+
+@bp.post("/tables/<table_id>/health")
+def post_health(table_id: str):
+    _agent(table_id)
+    body = _json_body(4096)
+    if not isinstance(body, dict):
+        raise ApiError(400, "a health report is a JSON object")
+    report = {}
+    for key, kinds in HEALTH_FIELDS.items():
+        value = body.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, kinds) or (
+                isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, str) and len(value) > 200):
+            raise ApiError(400, f"health.{key}: bad value {value!r}")
+        report[key] = value
+    report["received_at"] = time.time()
+    context.broker().set_health(table_id, report)
+    context.broker().publish(table_id)
+    return jsonify(ok=True)
+
+
+def table_ids() -> list[str]:
+    """Every known table: with events, or with an agent token."""
+    store = context.store()
+    return sorted({h["table"] for h in store.tables()} | accounts.token_tables(store))
+
+
+def tile(table_id: str) -> dict:
+    """A table's floor tile: its public summary and its agent's last health report."""
+    table = context.public(table_id)
+    base = summary(table) if table is not None else {"table": table_id, "seq": 0}
+    base["health"] = context.broker().health().get(table_id)
+    return base
+
+
+@bp.get("/tables")
+def list_tables():
+    return jsonify(tables=[tile(t) for t in table_ids()])
+
+
+@bp.get("/tables/<table_id>")
+def get_table(table_id: str):
+    table = context.public(table_id)
+    if table is None:
+        if _known(table_id):
+            return jsonify(table=table_id, seq=0, state={"session": None})
+        raise ApiError(404, f"no table {table_id!r}")
+    return jsonify(table)
+
+
+@bp.get("/tables/<table_id>/events")
+def get_events(table_id: str):
+    after = request.args.get("after", "0")
+    if not after.isdigit():
+        raise ApiError(400, f"after: expected a sequence number, not {after!r}")
+    events = public_events(context.timelines(), table_id, int(after), context.delay())
+    if events is None:
+        if _known(table_id):
+            return jsonify(events=[])
+        raise ApiError(404, f"no table {table_id!r}")
+    return jsonify(events=events)
+
+
+def _seen(header: str | None) -> dict[str, int]:
+    """The table -> seq vector a reconnecting stream's Last-Event-ID names ({} if none or bad)."""
+    try:
+        seen = json.loads(header or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(seen, dict):
+        return {}
+    return {str(k): v for k, v in seen.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+@bp.get("/stream")
+def stream():
+    """Server-Sent Events: one ``table`` event per public change, ``id`` = what was seen.
+
+    The id is the JSON map of each table's last sent public ``seq``; a browser that
+    reconnects sends it back as ``Last-Event-ID`` and gets only the tables that moved
+    since, whichever worker it reaches.
+    """
+    seen = _seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
+    subscription = context.broker().subscribe()
+
+    def message(table_id: str, force: bool) -> str | None:
+        """The event for a table; unless ``force``d (a notice came), only if its seq moved."""
+        current = tile(table_id)
+        if not force and seen.get(table_id) == current["seq"]:
+            return None
+        seen[table_id] = current["seq"]
+        data = json.dumps(current, ensure_ascii=False, separators=(",", ":"))
+        return f"id: {json.dumps(seen, separators=(',', ':'))}\nevent: table\ndata: {data}\n\n"
+
+    def events():
+        try:
+            yield "retry: 1000\n\n"
+            for table_id in table_ids():
+                yield message(table_id, force=False) or ""
+            delayed: set[str] = set()  # tables whose public view still lags their head
+            started = last = time.monotonic()
+            while time.monotonic() - started < STREAM_MAX_S:
+                changed = subscription.get(timeout=1.0)
+                for table_id in sorted(delayed | ({changed} if changed else set())):
+                    text = message(table_id, force=table_id == changed)
+                    if text:
+                        last = time.monotonic()
+                        yield text
+                    if context.delay() > 0 and tile(table_id)["seq"] < _head(table_id):
+                        delayed.add(table_id)
+                    else:
+                        delayed.discard(table_id)
+                if time.monotonic() - last > STREAM_KEEPALIVE_S:
+                    last = time.monotonic()
+                    yield ": keep-alive\n\n"
+        finally:
+            subscription.close()
+
+    response = Response(stream_with_context(events()), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _head(table_id: str) -> int:
+    return next((h["head_seq"] for h in context.store().tables() if h["table"] == table_id), 0)
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return jsonify(spec())

@@ -1,0 +1,114 @@
+"""Logins (Flask-Login), roles, and the login page (rate-limited by Flask-Limiter).
+
+Roles, most trusted first: ``chief`` (chief referee), ``referee``, ``scorer``,
+``viewer``; anyone not logged in is a viewer. ``requires(role)`` guards a view: a
+visitor below that role gets 403, whatever they send. Logins and password hashes are in
+``web.app.accounts``.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from urllib.parse import urlsplit
+
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, session, url_for
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from flask_login import AnonymousUserMixin, LoginManager, UserMixin, current_user, login_user, logout_user
+from flask_wtf import FlaskForm
+from wtforms import PasswordField, StringField
+from wtforms.validators import DataRequired, Length
+
+from web.store import get_store
+
+from . import accounts
+from .i18n import LANGUAGES, t
+
+bp = Blueprint("auth", __name__)
+login_manager = LoginManager()
+limiter = Limiter(key_func=get_remote_address, default_limits=[])
+LOGIN_LIMIT = "10 per minute"
+RANK = {"viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
+
+
+class Login(UserMixin):
+    def __init__(self, name: str, role: str):
+        self.id, self.name, self.role = name, name, role
+
+    def can(self, role: str) -> bool:
+        return RANK[self.role] >= RANK[role]
+
+
+class Viewer(AnonymousUserMixin):
+    name, role = None, "viewer"
+
+    def can(self, role: str) -> bool:
+        return role == "viewer"
+
+
+login_manager.anonymous_user = Viewer
+
+
+@login_manager.user_loader
+def _load(name: str) -> Login | None:
+    found = accounts.user(get_store(current_app), name)
+    return None if found is None else Login(found.name, found.role)
+
+
+def requires(role: str):
+    """Only visitors of ``role`` or above get through; everyone else gets 403."""
+
+    def decorate(view):
+        @wraps(view)
+        def guarded(*args, **kwargs):
+            if not current_user.can(role):
+                abort(403)
+            return view(*args, **kwargs)
+
+        return guarded
+
+    return decorate
+
+
+class LoginForm(FlaskForm):
+    name = StringField("name", validators=[DataRequired(), Length(max=80)])
+    password = PasswordField("password", validators=[DataRequired(), Length(max=200)])
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path on this site (never another host) after logging in."""
+    if target and target.startswith("/") and not target.startswith("//") and not urlsplit(target).netloc:
+        return target
+    return url_for("floor.floor")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(LOGIN_LIMIT, methods=["POST"])
+def login():
+    form = LoginForm()
+    if not form.validate_on_submit():
+        return render_template("login.html", form=form), 400 if request.method == "POST" else 200
+    found = accounts.authenticate(get_store(current_app), form.name.data, form.password.data)
+    if found is None:
+        flash(t("login.failed"), "error")
+        return render_template("login.html", form=form), 401
+    lang = session.get("lang")
+    session.clear()  # a fresh session at login (no fixation); the language stays
+    if lang:
+        session["lang"] = lang
+    login_user(Login(found.name, found.role))
+    return redirect(safe_next(request.args.get("next")))
+
+
+@bp.route("/logout", methods=["POST"])
+def logout():
+    logout_user()
+    return redirect(url_for("floor.floor"))
+
+
+@bp.route("/language/<lang>", methods=["POST"])
+def language(lang: str):
+    if lang not in LANGUAGES:
+        abort(404)
+    session["lang"] = lang
+    return redirect(safe_next(request.form.get("next")))

@@ -1,0 +1,53 @@
+"""Configuration from the environment (``GUANDAN_*``): nothing secret lives in the repo.
+
+| variable | meaning | default |
+|---|---|---|
+| ``GUANDAN_DATA_DIR`` | data directory (SQLite store, key file) | ``./guandan-data`` |
+| ``GUANDAN_DB_URL`` | database URL instead (PostgreSQL) | |
+| ``GUANDAN_SECRET_KEY`` | signs sessions and snapshots | a key file in the data directory |
+| ``GUANDAN_REDIS_URL`` | Redis for live updates across workers | in-process broker |
+| ``GUANDAN_BROADCAST_DELAY`` | seconds of table time public views lag behind | ``0`` |
+| ``GUANDAN_MAX_BODY`` | largest request body in bytes | ``1048576`` |
+| ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+from web.store import DEFAULT_DATA_DIR
+from web.store.signing import KEY_ENV, as_key, data_dir_key
+
+PREFIX = "GUANDAN_"
+DEFAULT_MAX_BODY = 1 << 20
+
+
+def from_env(environ: dict[str, str] | None = None) -> dict:
+    """The app configuration the environment names (keys without the prefix)."""
+    env = os.environ if environ is None else environ
+
+    def get(name: str, default=None):
+        return env.get(PREFIX + name) or default
+
+    try:
+        delay = float(get("BROADCAST_DELAY", 0))
+        max_body = int(get("MAX_BODY", DEFAULT_MAX_BODY))
+    except ValueError as exc:
+        raise ValueError(f"{PREFIX}BROADCAST_DELAY / {PREFIX}MAX_BODY: not a number ({exc})") from None
+    return {
+        "DATA_DIR": get("DATA_DIR", DEFAULT_DATA_DIR),
+        "STORE_URL": get("DB_URL"),
+        "GUANDAN_SECRET_KEY": get("SECRET_KEY"),
+        "REDIS_URL": get("REDIS_URL"),
+        "BROADCAST_DELAY": delay,
+        "MAX_CONTENT_LENGTH": max_body,
+    }
+
+
+def session_key(config: dict) -> bytes:
+    """The key that signs login cookies: derived from the store's secret, never equal to it."""
+    secret = config.get("GUANDAN_SECRET_KEY") or os.environ.get(KEY_ENV)
+    base = as_key(secret) if secret else data_dir_key(config.get("DATA_DIR") or DEFAULT_DATA_DIR)
+    return hmac.new(base, b"guandan-session-cookies", hashlib.sha256).digest()

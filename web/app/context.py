@@ -1,0 +1,45 @@
+"""What every view reaches for: the store, the broker, the timelines, the one append door."""
+
+from __future__ import annotations
+
+from flask import current_app
+
+from web.store import Appended, Store, StoreError, get_store
+
+from .broker import Broker
+from .public import public_table
+from .timeline import Timelines
+
+
+def store() -> Store:
+    return get_store(current_app)
+
+
+def broker() -> Broker:
+    return current_app.extensions["guandan_broker"]
+
+
+def timelines() -> Timelines:
+    return current_app.extensions["guandan_timelines"]
+
+
+def delay() -> float:
+    """The broadcast delay public views lag behind by (seconds of table time)."""
+    return float(current_app.config.get("BROADCAST_DELAY") or 0)
+
+
+def public(table_id: str) -> dict | None:
+    """The public state of a table as configured (the broadcast delay applied)."""
+    return public_table(timelines(), table_id, delay())
+
+
+def append(events: list[dict]) -> list[Appended | StoreError]:
+    """Append events through the store, then tell every open page which tables moved.
+
+    The one place the app writes table events (agents and the referee console alike).
+    """
+    outcomes = store().append_many(events)
+    for table_id in dict.fromkeys(e["table"] for e, o in zip(events, outcomes)
+                                  if isinstance(o, Appended) and not o.duplicate):
+        broker().publish(table_id)
+    return outcomes

@@ -1,0 +1,29 @@
+"""The floor (赛场总览): every table as a tile, live; and the rule book."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template
+
+from .api import table_ids, tile
+from .rulebook import rulebook_html
+
+bp = Blueprint("floor", __name__)
+
+
+@bp.get("/")
+def floor():
+    tiles = [tile(t) for t in table_ids()]
+    return render_template("floor.html", tiles=tiles, seen={t["table"]: t["seq"] for t in tiles})
+
+
+@bp.get("/floor/tile/<table_id>")
+def floor_tile(table_id: str):
+    """One tile's HTML: what a live floor page swaps in when the table moves."""
+    if table_id not in table_ids():
+        abort(404)
+    return render_template("_tile.html", tile=tile(table_id))
+
+
+@bp.get("/rules")
+def rules():
+    return render_template("rules.html", rulebook=rulebook_html())

@@ -1,0 +1,34 @@
+"""English and Chinese (simplified) for every label, from ``translations.json``.
+
+The words are the sport's own (the project glossary); rule IDs stay as they are in both
+languages. The language is the visitor's choice, kept in the session; the default is
+English. ``t(key, **values)`` is available in every template.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+from flask import session
+
+LANGUAGES = ("en", "zh")
+DEFAULT = "en"
+
+
+@cache
+def catalogue() -> dict[str, dict[str, str]]:
+    return json.loads((resources.files("web.app") / "translations.json").read_text(encoding="utf-8"))
+
+
+def language() -> str:
+    lang = session.get("lang")
+    return lang if lang in LANGUAGES else DEFAULT
+
+
+def t(key: str, **values) -> str:
+    """The label ``key`` in the visitor's language (the key itself if none is known)."""
+    entry = catalogue().get(key)
+    text = key if entry is None else entry.get(language()) or entry[DEFAULT]
+    return text.format(**values) if values else text

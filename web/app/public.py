@@ -1,0 +1,169 @@
+"""What anyone may see of a table: the one door public pages and ``/api`` read tables through.
+
+``public_table`` computes a table's public state from its timeline: the referee's
+spectator view (``referee.view.view_for``, which never holds a hand) plus the public
+parts of the deal the view leaves out (clocks, tribute, wildcard), the plays of the
+deal with their source and confidence, open flags counted by severity, and results. A
+broadcast delay shows the table as it stood that many seconds of table time before its
+latest event. ``public_events`` gives the events themselves with hands and evidence
+removed. Flag messages and evidence are for referees (``web.app.flags``), never here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from referee.cards import CardError, card_name, parse_cards
+from referee.scoring import level_name
+from referee.state import SessionState
+from referee.view import view_for
+
+from .timeline import ACTIONS, Step, Timeline, Timelines, flag_key
+
+HIDDEN_FIELDS = ("hands", "hand", "evidence")
+"""Event fields no viewer ever receives (hands; frames that may show them)."""
+SEVERITIES = ("loss", "foul", "violation", "warning")
+"""Most severe first."""
+
+
+def state_extract(state: SessionState | None) -> dict:
+    """The public view of a table after one step, as plain data (built on ``view_for``)."""
+    view = view_for(state)
+    if state is None:
+        return view
+    view["penalties"] = {side: dict(counts) for side, counts in state.penalties.items()}
+    deal = state.deal
+    if deal is None:
+        return view
+    level = level_name(deal.level)
+    view["deal"].update(
+        round=deal.round,
+        wildcard=f"{level}H",
+        clocks=[] if deal.phase == "over" else [
+            {"seat": c.seat, "start": c.start, "limit": c.limit, "rule": c.rule, "what": c.what}
+            for c in deal.clocks.values()],
+        tribute={"payers": list(deal.payers), "winner": deal.winner, "returned": sorted(deal.returned),
+                 "paid": [{"from": payer, "to": to, "card": card_name(card)}
+                          for payer, (to, card) in sorted(deal.paid.items())]},
+    )
+    return view
+
+
+def redact(event: dict) -> dict:
+    """An event without what viewers may not see (a correction's replacement too)."""
+    out = {k: v for k, v in event.items() if k not in HIDDEN_FIELDS}
+    if isinstance(out.get("event"), dict):
+        out["event"] = redact(out["event"])
+    return out
+
+
+def _card_names(value) -> list[str]:
+    try:
+        return [card_name(c) for c in parse_cards(value)]
+    except (CardError, TypeError, AttributeError):
+        return []
+
+
+def action_entry(step: Step, min_confidence: float) -> dict:
+    """One line of the play history: who did what, where the read came from, how sure."""
+    e = step.event
+    entry = {"seq": step.seq, "t": e["t"], "type": e["type"], "seat": e.get("seat"), "round": step.round,
+             "source": e.get("source"), "confidence": e.get("confidence")}
+    if e["type"] == "play":
+        entry["cards"] = _card_names(e.get("cards"))
+    elif e["type"] in ("tribute", "return"):
+        entry["cards"] = _card_names([e.get("card")])
+        entry["to"] = e.get("to")
+    elif e["type"] == "report":
+        entry["count"] = e.get("count")
+    elif e["type"] == "conflict":
+        entry["readings"] = {k: _card_names(v) for k, v in (e.get("readings") or {}).items()}
+    conf = entry["confidence"]
+    entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence
+    entry["conflict"] = e["type"] == "conflict"
+    entry["flags"] = sorted({r["rule"] for r in step.records if r.get("type") == "flag"})
+    if step.corrected:
+        entry["corrected_by"] = step.corrected.get("by")
+    return entry
+
+
+def flag_status(record: dict, closed: dict, state: dict) -> str:
+    """``open``, ``lapsed`` (its claim window passed, X5) or how it was closed."""
+    how = closed.get(flag_key(record))
+    if how is not None:
+        return how["how"]
+    until = record.get("claim_until") or {}
+    deal = state.get("deal") or {}
+    if state.get("over") or (deal.get("phase") == "over" and deal.get("number") == until.get("deal")):
+        return "lapsed"
+    number, rnd = deal.get("number"), deal.get("round")
+    if number is not None and until.get("deal") is not None:
+        if number > until["deal"] or ("round" in until and number == until["deal"] and rnd > until["round"]):
+            return "lapsed"
+    return "open"
+
+
+def _steps(timeline: Timeline, delay: float) -> list[Step]:
+    """The steps a viewer may see now: with a delay, those ``delay`` s of table time old."""
+    steps = timeline.steps
+    if delay <= 0 or not steps:
+        return steps
+    cut = steps[-1].event["t"] - delay
+    return [s for s in steps if s.event["t"] <= cut]
+
+
+def public_table(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
+    """The public state of a table (None if it has no events): never a hand."""
+    timeline = timelines.get(table_id)
+    if timeline is None:
+        return None
+    steps = _steps(timeline, delay)
+    state = steps[-1].state_view if steps else view_for(None)
+    start = max((i for i, s in enumerate(steps) if s.event["type"] == "deal_start"), default=len(steps))
+    min_conf = timeline.referee.ruleset.min_confidence
+    history = [action_entry(s, min_conf) for s in steps[start:] if s.event["type"] in ACTIONS]
+    deal = state.get("deal") or {}
+    records = [r for s in steps for r in s.records]
+    open_flags = Counter(r["severity"] for r in records
+                         if r.get("type") == "flag" and flag_status(r, timeline.closed, state) == "open")
+    reviews = [r for r in records if r.get("type") == "review" and r.get("deal") in (None, deal.get("number"))]
+    return {
+        "table": table_id,
+        "ruleset": timeline.ruleset,
+        "seq": steps[-1].seq if steps else 0,
+        "head_seq": timeline.head_seq,
+        "delayed": len(steps) < len(timeline.steps),
+        "last_t": steps[-1].event["t"] if steps else None,
+        "state": state,
+        "history": history,
+        "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"],
+        "open_flags": {s: open_flags[s] for s in SEVERITIES if open_flags[s]},
+        "reviews": len(reviews),
+        "deals": [r for r in records if r.get("type") == "deal_end"],
+        "sessions": [r for r in records if r.get("type") == "session_result"],
+        "corrections": sum(1 for s in steps if s.corrected),
+    }
+
+
+def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0) -> list[dict] | None:
+    """The accepted events of a table after ``after``, redacted, as far as the delay allows."""
+    timeline = timelines.get(table_id)
+    if timeline is None:
+        return None
+    if delay > 0 and timeline.raw:
+        cut = timeline.raw[-1]["t"] - delay
+        return [redact(e) for e in timeline.raw if e["seq"] > after and e["t"] <= cut]
+    return [redact(e) for e in timeline.raw if e["seq"] > after]
+
+
+def summary(table: dict) -> dict:
+    """A floor tile's worth of a public table."""
+    state, deal = table["state"], table["state"].get("deal") or {}
+    return {
+        "table": table["table"], "seq": table["seq"], "teams": state.get("teams"),
+        "levels": state.get("levels"), "over": state.get("over"), "deal": deal.get("number"),
+        "phase": deal.get("phase"), "turn": deal.get("turn"), "counts": deal.get("counts"),
+        "level": deal.get("level"), "clocks": deal.get("clocks", []), "last_t": table["last_t"],
+        "open_flags": table["open_flags"], "reviews": table["reviews"],
+        "result": table["sessions"][-1] if table["sessions"] else None,
+    }

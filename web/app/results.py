@@ -1,0 +1,168 @@
+"""Results (成绩) and standings (排名): deal by deal, the 28-point score, sign-off (S3).
+
+Deal and session results come from the table's public state (the same door as every
+public page); sign-off, disputes and the corrections audit from the store. Scorers
+record a side's signature or dispute; a referee resolves a dispute. Score sheets and
+standings download as CSV or PDF through ``web.tournament.export``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from wtforms import SelectField, StringField
+from wtforms.validators import DataRequired, Length
+
+from web.store.signoff import SignOffError
+from web.tournament import export, service
+
+from . import context
+from .api import table_ids
+from .auth import requires
+from .drawing import levels_chart
+from .i18n import t
+from .public import redact
+
+bp = Blueprint("results", __name__)
+
+
+class SignForm(FlaskForm):
+    side = SelectField(choices=[("NS", "NS"), ("EW", "EW")])
+    by = StringField(validators=[DataRequired(), Length(max=80)])
+    note = StringField(validators=[Length(max=500)])
+
+
+class ResolveForm(FlaskForm):
+    note = StringField(validators=[Length(max=500)])
+
+
+def sessions_of(table: dict) -> list[dict]:
+    """The table's sessions: the deals of each, its result (if ended) and chart."""
+    out, deals = [], []
+    for record in sorted(table["deals"] + table["sessions"], key=lambda r: r["at"]):
+        if record["type"] == "deal_end":
+            deals.append(record)
+            continue
+        out.append({"deals": deals, "result": record})
+        deals = []
+    if deals:
+        out.append({"deals": deals, "result": None})
+    for number, session in enumerate(out, start=1):
+        session["number"] = number
+        session["chart"] = levels_chart(session["deals"], t("results.chart", table=table["table"], n=number))
+    return out
+
+
+def table_results(table_id: str) -> dict | None:
+    table = context.public(table_id)
+    if table is None:
+        return None
+    store = context.store()
+    sessions = sessions_of(table)
+    for session in sessions:
+        session["signoff"] = (store.signoff_status(table_id, session["number"]).as_dict()
+                              if session["result"] else None)
+    audit = [{**a, "original": redact(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
+             if a["type"] == "correction" else a for a in store.audit(table_id)]
+    return {"table": table_id, "teams": table["state"].get("teams"), "sessions": sessions, "audit": audit}
+
+
+@bp.get("/results")
+def results():
+    found = [r for r in (table_results(tid) for tid in table_ids()) if r is not None]
+    return render_template("results.html", tables=found, sign=SignForm(formdata=None),
+                           resolve=ResolveForm(formdata=None))
+
+
+@bp.get("/results/<table_id>.<fmt>")
+def score_sheet(table_id: str, fmt: str):
+    if fmt not in ("csv", "pdf") or table_results(table_id) is None:
+        abort(404)
+    sheet = export.score_sheet(context.store(), table_id)
+    if fmt == "csv":
+        out = io.StringIO()
+        export.write_sheets_csv([sheet], out)
+        return _download(out.getvalue().encode(), "text/csv", f"{table_id}.csv")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "sheet.pdf")
+        export.write_sheets_pdf([sheet], path, title=t("results.sheet"))
+        with open(path, "rb") as f:
+            return _download(f.read(), "application/pdf", f"{table_id}.pdf")
+
+
+def _download(data: bytes, mimetype: str, name: str) -> Response:
+    response = Response(data, mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _signoff(table_id: str, session: int, action: str) -> None:
+    store = context.store()
+    try:
+        if action == "resolve":
+            form = ResolveForm()
+            if not form.validate_on_submit():
+                abort(400)
+            store.resolve(table_id, current_user.name, form.note.data or "", session)
+        else:
+            form = SignForm()
+            if not form.validate_on_submit() or (action == "dispute" and not (form.note.data or "").strip()):
+                abort(400)
+            if action == "sign":
+                store.sign(table_id, form.side.data, form.by.data.strip(), session)
+            else:
+                store.dispute(table_id, form.side.data, form.by.data.strip(), form.note.data.strip(), session)
+    except SignOffError as exc:
+        flash(t("action.refused", reason=str(exc)), "error")
+        return
+    flash(t("action.done", what=t(f"signoff.{action}")), "ok")
+    context.broker().publish(table_id)
+
+
+@bp.post("/results/<table_id>/<int:session>/<action>")
+@requires("scorer")
+def signoff(table_id: str, session: int, action: str):
+    if action not in ("sign", "dispute", "resolve"):
+        abort(404)
+    if action == "resolve" and not current_user.can("referee"):
+        abort(403)
+    _signoff(table_id, session, action)
+    return redirect(url_for("results.results") + f"#table-{table_id}")
+
+
+@bp.get("/events")
+def events():
+    return render_template("events.html", events=service.events(context.store()))
+
+
+@bp.get("/events/<event_id>")
+def standings(event_id: str):
+    store = context.store()
+    try:
+        rows = service.standings_of(store, event_id, require_all=False)
+        pairs = {p["pair"]: p for p in service.pairs(store, event_id)}
+        matches = service.matches(store, event_id)
+    except service.TournamentError:
+        abort(404)
+    rounds: dict[int, list] = {}
+    for m in matches:
+        rounds.setdefault(m.round, []).append(m)
+    return render_template("standings.html", event_id=event_id, rows=rows, pairs=pairs, rounds=rounds)
+
+
+@bp.get("/events/<event_id>/standings.csv")
+def standings_csv(event_id: str):
+    store = context.store()
+    try:
+        rows = service.standings_of(store, event_id, require_all=False)
+        pairs = service.pairs(store, event_id)
+    except service.TournamentError:
+        abort(404)
+    out = io.StringIO()
+    export.write_standings_csv(rows, pairs, out)
+    return _download(out.getvalue().encode(), "text/csv", f"{event_id}-standings.csv")

@@ -1,0 +1,101 @@
+"""``guandan-ref serve``, ``user add`` and ``token create``: running the dashboard.
+
+``serve`` runs the app on gunicorn with threaded workers (an open live page holds one
+thread for its event stream), never on Flask's development server. Several workers need
+Redis (``--redis``) so that an event appended in one reaches the streams of all. The
+first start on a store without logins creates the chief referee's (``chief``) and prints
+its password once, or takes ``GUANDAN_ADMIN_PASSWORD``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+
+THREADS_PER_WORKER = 32
+
+
+def _store_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data", metavar="DIR", default=None,
+                        help="data directory holding the SQLite store (default ./guandan-data)")
+    common.add_argument("--db", metavar="URL", default=None,
+                        help="database URL instead, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    return common
+
+
+def register(sub) -> None:
+    common = _store_options()
+    p = sub.add_parser("serve", parents=[common], help="run the web dashboard and HTTP API (gunicorn)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (more than one needs --redis)")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="Redis for live updates across workers, e.g. redis://127.0.0.1:6379/0")
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("user", help="dashboard logins")
+    users = p.add_subparsers(dest="action", required=True)
+    add = users.add_parser("add", parents=[common], help="add or replace a login (asks for the password)")
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=("chief", "referee", "scorer", "viewer"))
+    add.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    p.set_defaults(handler=cmd_user)
+
+    p = sub.add_parser("token", help="table agent tokens")
+    tokens = p.add_subparsers(dest="action", required=True)
+    create = tokens.add_parser("create", parents=[common], help="print a new token for a table (only its hash is kept)")
+    create.add_argument("table")
+    p.set_defaults(handler=cmd_token)
+
+
+def _open(args):
+    from web.store import KEY_ENV, open_store
+
+    return open_store(args.db, args.data, os.environ.get(KEY_ENV))
+
+
+def cmd_user(args) -> int:
+    from .accounts import add_user
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if password != getpass.getpass("again: "):
+            raise ValueError("the two passwords differ")
+    with _open(args) as store:
+        add_user(store, args.name, args.role, password)
+    print(f"login {args.name} ({args.role}) saved")
+    return 0
+
+
+def cmd_token(args) -> int:
+    from .accounts import create_token
+
+    with _open(args) as store:
+        token = create_token(store, args.table)
+    print(token)
+    return 0
+
+
+def cmd_serve(args) -> int:
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, not {args.workers}")
+    if args.workers > 1 and not args.redis:
+        raise ValueError("several workers need --redis URL so that live updates reach every worker")
+    from .accounts import ensure_chief
+
+    with _open(args) as store:  # migrate once, before the workers start
+        password = ensure_chief(store, os.environ.get("GUANDAN_ADMIN_PASSWORD"))
+    if password is not None and not os.environ.get("GUANDAN_ADMIN_PASSWORD"):
+        print(f"first start: the chief referee logs in as 'chief' with password {password} "
+              "(shown once; add more logins with 'guandan-ref user add')", flush=True)
+    env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis}
+    os.environ.update({k: v for k, v in env.items() if v})
+    from .wsgi import run
+
+    run(f"{args.host}:{args.port}", args.workers, THREADS_PER_WORKER)
+    return 0

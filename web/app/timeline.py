@@ -1,0 +1,156 @@
+"""A table's events replayed step by step: the state after each step, for every page.
+
+The store keeps each table's live referee; pages need more than its last state: the
+plays of the current round with where each read came from, the state after any step of
+a deal (appeal review, X7), which flags were confirmed or dismissed, and a view that lags
+behind by the broadcast delay. A ``Timeline`` replays a table's accepted events (read
+through the store) with corrections folded in at the place of the event they replace,
+exactly as the referee re-derives them; it is cached per table and extended event by
+event while no correction arrives.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from web.store import Store
+from web.store.derive import RefereeDerivation
+
+ACTIONS = ("play", "pass", "tribute", "return", "report", "conflict")
+"""Event types that are a seat's action at the table (the play history lists them)."""
+CLOSING_RECORDS = ("dismissed", "withdrawn")
+"""Records that close a flag named by ``(rule, seat, at)``."""
+
+
+def flag_key(record: dict) -> tuple:
+    """How a flag is named everywhere: ``(rule, seat, at)``."""
+    return (record.get("rule"), record.get("seat"), record.get("at"))
+
+
+@dataclass
+class Step:
+    """One accepted event (as folded with corrections) and what the referee made of it."""
+
+    seq: int
+    event: dict
+    deal: int | None
+    round: int | None
+    """The deal and round the event happened in (before it could end them)."""
+    records: list[dict]
+    state_view: dict
+    """Plain data of the table after this step (``public.state_extract``); no hands."""
+    corrected: dict | None = None
+    """For a corrected event: the correction's ``by``, ``seq`` and the original event."""
+
+
+@dataclass
+class Timeline:
+    table: str
+    ruleset: str
+    generation: int
+    head_seq: int = 0
+    raw: list[dict] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    corrections: list[dict] = field(default_factory=list)
+    closed: dict[tuple, dict] = field(default_factory=dict)
+    """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal."""
+    referee: object = None
+
+    def records(self) -> list[dict]:
+        """Every record derived at this table, in order (flags, reviews, results...)."""
+        return [r for s in self.steps for r in s.records]
+
+
+class Timelines:
+    """Per-process cache of timelines, refreshed from the store's head on each read."""
+
+    def __init__(self, store: Store, extract):
+        self.store = store
+        self.extract = extract
+        self._cache: dict[str, Timeline] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def get(self, table_id: str) -> Timeline | None:
+        """The timeline of ``table_id`` up to the store's head; None for a table without events."""
+        head = next((h for h in self.store.tables() if h["table"] == table_id), None)
+        if head is None:
+            return None
+        with self._guard:
+            lock = self._locks.setdefault(table_id, threading.Lock())
+        with lock:
+            cached = self._cache.get(table_id)
+            if cached is None or cached.generation != head["generation"] or cached.head_seq > head["head_seq"]:
+                cached = Timeline(table_id, head["ruleset"], head["generation"])
+            if cached.head_seq < head["head_seq"]:
+                fresh = self.store.events(table_id, after=cached.head_seq)
+                if cached.referee is None or any(e["type"] == "correction" for e in fresh):
+                    cached = self._build(table_id, head, cached.raw + fresh)
+                else:
+                    cached.raw += fresh
+                    for event in fresh:
+                        self._feed(cached, event)
+                cached.generation = head["generation"]
+            self._cache[table_id] = cached
+            return cached
+
+    def _build(self, table_id: str, head: dict, raw: list[dict]) -> Timeline:
+        timeline = Timeline(table_id, head["ruleset"], head["generation"], raw=raw)
+        timeline.referee = RefereeDerivation().new(head["ruleset"])
+        folded = fold_corrections(raw)
+        timeline.corrections = [e for e in raw if e["type"] == "correction"]
+        for event, corrected in folded:
+            self._feed(timeline, event, corrected)
+        timeline.head_seq = raw[-1]["seq"] if raw else 0
+        return timeline
+
+    def _feed(self, timeline: Timeline, event: dict, corrected: dict | None = None) -> None:
+        referee = timeline.referee
+        if timeline.referee is None:
+            referee = timeline.referee = RefereeDerivation().new(timeline.ruleset)
+        state = referee.state
+        deal = state.deal if state is not None else None
+        where = (deal.number, deal.round) if deal is not None and deal.phase != "over" else (None, None)
+        body = {k: v for k, v in event.items() if k != "seq"}
+        records = [r for r in referee.feed(body) if r.get("type") != "error"]
+        if where == (None, None) and referee.state is not None and referee.state.deal is not None:
+            where = (referee.state.deal.number, referee.state.deal.round)  # a deal_start opens its deal
+        step = Step(event["seq"], body, where[0], where[1], records, self.extract(referee.state), corrected)
+        timeline.steps.append(step)
+        timeline.head_seq = max(timeline.head_seq, event["seq"])
+        flag = event.get("flag")
+        if event["type"] == "penalty" and isinstance(flag, dict):
+            timeline.closed[flag_key(flag)] = {"how": "confirmed", "by": event.get("by"), "seq": event["seq"],
+                                               "level": event.get("level")}
+        for r in records:
+            if r.get("type") in CLOSING_RECORDS:
+                timeline.closed[flag_key(r)] = {"how": r["type"], "by": r.get("by") or event.get("by"),
+                                                "seq": event["seq"], "reason": r.get("reason")}
+
+
+def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
+    """The accepted events with each correction applied where the corrected event stood.
+
+    The replacement keeps the original's time and id (as the referee does); the
+    correction itself is not replayed (the referee folds it in too). Returns pairs of the
+    event and, for a corrected one, ``{"by", "seq", "original"}``.
+    """
+    out: list[list] = []
+    where: dict[str, int] = {}
+    for event in raw:
+        if event["type"] != "correction":
+            if event.get("id") is not None:
+                where[str(event["id"])] = len(out)
+            out.append([event, None])
+            continue
+        at = where.get(str(event.get("of")))
+        if at is None:
+            continue
+        original, earlier = out[at]
+        replacement = {**event["event"], "t": original["t"], "id": original.get("id"),
+                       "table": original.get("table"), "seq": original["seq"]}
+        replacement.setdefault("source", "manual")
+        out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
+                                 "original": (earlier or {}).get("original", original)}]
+    return [(e, c) for e, c in out]

@@ -1,0 +1,40 @@
+"""The dashboard on gunicorn: threaded workers, each building the app from ``GUANDAN_*``.
+
+``gunicorn 'web.app.wsgi:create()'`` works as well; ``run`` is what ``guandan-ref serve``
+calls. The ``Server`` header names no server or version.
+"""
+
+from __future__ import annotations
+
+import gunicorn.http.wsgi
+from gunicorn.app.base import BaseApplication
+
+from . import create_app
+
+
+def create():
+    return create_app()
+
+
+class _Server(BaseApplication):
+    def __init__(self, options: dict):
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        return create_app()
+
+
+class _QuietResponse(gunicorn.http.wsgi.Response):
+    def default_headers(self) -> list[str]:
+        return [h for h in super().default_headers() if not h.lower().startswith("server:")]
+
+
+def run(bind: str, workers: int, threads: int) -> None:
+    gunicorn.http.wsgi.Response = _QuietResponse
+    _Server({"bind": bind, "workers": workers, "threads": threads, "worker_class": "gthread",
+             "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "forwarded_allow_ips": "127.0.0.1"}).run()
