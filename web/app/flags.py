@@ -44,7 +44,7 @@ class FlagForm(FlaskForm):
 
 
 class ConfirmForm(FlagForm):
-    level = SelectField(choices=[(lv, lv) for lv in PENALTY_LEVELS])
+    level = SelectField(choices=list(PENALTY_LEVELS))
 
 
 class DismissForm(FlagForm):
@@ -53,8 +53,8 @@ class DismissForm(FlagForm):
 
 class CorrectForm(FlaskForm):
     of = StringField(validators=[DataRequired(), Length(max=120)])
-    seat = SelectField(choices=[(s, s) for s in "NESW"])
-    kind = SelectField(choices=[("play", "play"), ("pass", "pass")])
+    seat = SelectField(choices=list("NESW"))
+    kind = SelectField(choices=["play", "pass"])
     cards = StringField(validators=[Length(max=200)])
 
 

@@ -32,7 +32,7 @@ bp = Blueprint("results", __name__)
 
 
 class SignForm(FlaskForm):
-    side = SelectField(choices=[("NS", "NS"), ("EW", "EW")])
+    side = SelectField(choices=["NS", "EW"])
     by = StringField(validators=[DataRequired(), Length(max=80)])
     note = StringField(validators=[Length(max=500)])
 

@@ -1,0 +1,86 @@
+"""The live stream (/api/stream): a change reaches an open stream; Last-Event-ID resumes."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+from web.app.broker import LocalBroker, RedisBroker
+
+from .conftest import bearer, make_app, session_events
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def read_event(chunks) -> dict:
+    """The next ``table`` event of a stream (skipping the retry line and keep-alives)."""
+    text = ""
+    while True:
+        text += next(chunks).decode()
+        while "\n\n" in text:
+            block, text = text.split("\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+            if fields.get("event") == "table":
+                return {"id": json.loads(fields["id"]), "data": json.loads(fields["data"])}
+
+
+def test_a_posted_event_reaches_an_open_stream(app, post_events):
+    post_events(session_events()[:2])
+    stream = app.test_client().get("/api/stream", buffered=False)
+    assert stream.mimetype == "text/event-stream"
+    chunks = iter(stream.response)
+    first = [read_event(chunks), read_event(chunks)]  # every known table, T2 by its token
+    assert [e["data"]["table"] for e in first] == ["T1", "T2"] and first[-1]["id"] == {"T1": 2, "T2": 0}
+    started = time.monotonic()
+    post_events(session_events()[2:4])
+    second = read_event(chunks)
+    assert time.monotonic() - started < 1.0
+    assert second["id"] == {"T1": 4, "T2": 0} and second["data"]["counts"]["E"] == 26
+    stream.close()
+
+
+def test_last_event_id_resumes_with_what_moved_only(app, post_events):
+    post_events(session_events()[:2])
+    post_events([{"type": "session_start", "t": 0.0, "teams": {"NS": "A", "EW": "B"}}], table="T2")
+    stream = app.test_client().get("/api/stream", headers={"Last-Event-ID": json.dumps({"T1": 2, "T2": 0})},
+                                   buffered=False)
+    chunks = iter(stream.response)
+    event = read_event(chunks)
+    assert event["data"]["table"] == "T2" and event["id"] == {"T1": 2, "T2": 1}
+    post_events(session_events()[2:3])
+    assert read_event(chunks)["id"] == {"T1": 3, "T2": 1}
+    stream.close()
+
+
+def test_a_delayed_broadcast_shows_the_table_as_it_was(sqlite_url, tokens_for):
+    """With a broadcast delay the public view stops that many seconds of table time back."""
+    app = make_app(sqlite_url, BROADCAST_DELAY=10.0)
+    token = tokens_for(app)["T1"]
+    client = app.test_client()
+    client.post("/api/tables/T1/events", json=session_events(), headers=bearer(token))
+    delayed = client.get("/api/tables/T1").get_json()  # latest t=18: shows up to t=8
+    assert delayed["seq"] == 3 and delayed["delayed"] and delayed["state"]["deal"]["table"]["cards"] == ["3S"]
+    assert [e["seq"] for e in client.get("/api/tables/T1/events").get_json()["events"]] == [1, 2, 3]
+    assert "9H" not in client.get("/tables/T1").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("kind", ["local", "redis"])
+def test_brokers_carry_changes_and_health(kind):
+    broker = LocalBroker() if kind == "local" else RedisBroker(REDIS_URL, namespace=f"test-{uuid.uuid4().hex}")
+    other = broker if kind == "local" else RedisBroker(REDIS_URL, namespace=broker._channel.split(":")[0])
+    sub = broker.subscribe()
+    try:
+        time.sleep(0.05)  # Redis: the subscription is live before the publish
+        other.publish("T7")
+        got = None
+        deadline = time.monotonic() + 2
+        while got is None and time.monotonic() < deadline:
+            got = sub.get(timeout=0.2)
+        assert got == "T7"
+        other.set_health("T7", {"fps": 12.0})
+        assert broker.health() == {"T7": {"fps": 12.0}}
+    finally:
+        sub.close()
