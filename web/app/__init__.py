@@ -52,7 +52,8 @@ def create_app(config: dict | None = None) -> Flask:
         RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
     )
     store = init_app(app)
-    app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(app.config.get("REDIS_URL"))
+    app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
+        app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)
     csrf.init_app(app)
     auth.login_manager.init_app(app)

@@ -6,6 +6,7 @@
 | ``GUANDAN_DB_URL`` | database URL instead (PostgreSQL) | |
 | ``GUANDAN_SECRET_KEY`` | signs sessions and snapshots | a key file in the data directory |
 | ``GUANDAN_REDIS_URL`` | Redis for live updates across workers | in-process broker |
+| ``GUANDAN_REDIS_NAMESPACE`` | prefix of the Redis channel and keys (halls sharing a Redis) | ``guandan`` |
 | ``GUANDAN_BROADCAST_DELAY`` | seconds of table time public views lag behind | ``0`` |
 | ``GUANDAN_MAX_BODY`` | largest request body in bytes | ``1048576`` |
 | ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
@@ -41,6 +42,7 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "STORE_URL": get("DB_URL"),
         "GUANDAN_SECRET_KEY": get("SECRET_KEY"),
         "REDIS_URL": get("REDIS_URL"),
+        "REDIS_NAMESPACE": get("REDIS_NAMESPACE", "guandan"),
         "BROADCAST_DELAY": delay,
         "MAX_CONTENT_LENGTH": max_body,
     }

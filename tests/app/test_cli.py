@@ -1,0 +1,131 @@
+"""``guandan-ref serve``, ``user add``, ``token create``: real processes on real ports."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from web.app.accounts import authenticate, token_digest
+from web.app.cli import main
+from web.app.models import TableToken
+from web.store import open_store
+
+from .conftest import session_events
+
+CLI = [str(Path(sys.executable).parent / "guandan-ref")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_token_create_prints_a_token_and_keeps_only_its_hash(tmp_path, capsys):
+    assert main(["token", "create", "T7", "--data", str(tmp_path)]) == 0
+    token = capsys.readouterr().out.strip()
+    assert len(token) >= 40
+    with open_store(data_dir=str(tmp_path)) as store, store.engine.connect() as conn:
+        rows = conn.execute(select(TableToken)).all()
+    assert [(r.table_id, r.token_hash) for r in rows] == [("T7", token_digest(token))]
+    assert token.encode() not in (tmp_path / "guandan.sqlite3").read_bytes()
+
+
+def test_user_add_reads_the_password_and_checks_the_role(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("s3cret-password\n"))
+    assert main(["user", "add", "Ref Li", "--role", "referee", "--password-stdin", "--data", str(tmp_path)]) == 0
+    with open_store(data_dir=str(tmp_path)) as store:
+        assert authenticate(store, "Ref Li", "s3cret-password").role == "referee"
+        assert authenticate(store, "Ref Li", "wrong") is None
+    monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))
+    assert main(["user", "add", "x", "--role", "viewer", "--password-stdin", "--data", str(tmp_path)]) == 2
+    assert "at least 8 characters" in capsys.readouterr().err
+
+
+def test_several_workers_need_redis(tmp_path, capsys):
+    assert main(["serve", "--data", str(tmp_path), "--workers", "2"]) == 2
+    assert "--redis" in capsys.readouterr().err
+
+
+@contextmanager
+def serving(data: Path, *extra: str, env: dict | None = None):
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "serve", "--data", str(data), "--port", str(port), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **(env or {})})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read()
+                time.sleep(0.1)
+        yield port, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def get(port: int, path: str, headers: dict | None = None) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path, headers=headers or {})
+    return conn.getresponse()
+
+
+def test_first_start_prints_the_chief_password_once_and_serves_without_a_server_header(tmp_path):
+    with serving(tmp_path) as (port, proc):
+        response = get(port, "/")
+        assert response.status == 200 and response.getheader("Server") is None
+        assert "frame-ancestors 'none'" in response.getheader("Content-Security-Policy")
+    first = proc.stdout.read()
+    assert "chief" in first and "password" in first
+    with open_store(data_dir=str(tmp_path)) as store:
+        password = first.split("password ", 1)[1].split()[0]
+        assert authenticate(store, "chief", password).role == "chief"
+    with serving(tmp_path) as (port, proc):
+        assert get(port, "/api/tables").status == 200
+    assert "password" not in proc.stdout.read()
+
+
+def test_with_several_workers_a_change_reaches_every_stream_through_redis(tmp_path, capsys):
+    assert main(["token", "create", "T1", "--data", str(tmp_path)]) == 0
+    token = capsys.readouterr().out.strip()
+    env = {"GUANDAN_REDIS_NAMESPACE": f"test-{uuid.uuid4().hex}", "GUANDAN_ADMIN_PASSWORD": "chief-password"}
+    with serving(tmp_path, "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", env=env) as (port, _):
+        streams = []
+        for _ in range(4):  # several streams: the workers share them out
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", "/api/stream", headers={"Last-Event-ID": json.dumps({"T1": 0})})
+            streams.append(conn.getresponse())
+        time.sleep(0.5)
+        for event in session_events()[:2]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("POST", "/api/tables/T1/events", body=json.dumps(event),
+                          headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            assert json.loads(conn.getresponse().read())["results"][0]["status"] == "accepted"
+        for stream in streams:
+            seen = ""
+            while '"T1":2' not in seen:
+                seen += stream.readline().decode()
+            assert "event: table" in seen
+
+
+@pytest.mark.parametrize("argv", [["serve", "--workers", "0"], ["token", "create", " "]])
+def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv):
+    assert main([*argv, "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("guandan-ref") and len(err.strip().splitlines()) == 1
