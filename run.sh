@@ -12,6 +12,10 @@ setup() {
     .venv/bin/python -m pip install -q -e ".[test]"
     # The dashboard's browser tests drive Debian's Chromium through Playwright.
     command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+    # Score sheets embed a CJK TrueType font (web/tournament/fonts.py); their tests render
+    # pages with poppler.
+    { [ -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ] && command -v pdftoppm >/dev/null; } ||
+        { apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei poppler-utils; }
 }
 
 case "${1:-}" in

@@ -9,7 +9,6 @@ and ``official`` set up a tournament. SQLAlchemy is imported in the handlers.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -27,11 +26,13 @@ def _store_options() -> argparse.ArgumentParser:
 
 
 def _open(args):
-    """The store the options name; snapshots are signed with ``$GUANDAN_SECRET_KEY``, else
-    with the key file in the data directory."""
+    """The store the options name, with tournament tables checked against their draw;
+    snapshots are signed with ``$GUANDAN_SECRET_KEY``, else with the key file in the data
+    directory."""
     from web.store import KEY_ENV, open_store
+    from web.tournament.tables import TournamentTables
 
-    return open_store(args.db, args.data, os.environ.get(KEY_ENV))
+    return open_store(args.db, args.data, os.environ.get(KEY_ENV), table_rules=TournamentTables())
 
 
 def _json(obj) -> str:
@@ -52,6 +53,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("standings", parents=[common], help="standings of a tournament (S2)")
     p.add_argument("--event", help="tournament id (needed when the store holds several)")
+    p.add_argument("--round", type=int, help="standings after this round (default: every round played)")
     p.add_argument("--json", action="store_true", help="JSON Lines, best first")
     p.set_defaults(handler=cmd_standings)
 
@@ -77,12 +79,12 @@ def register(sub) -> None:
     p.add_argument("--note", default="", help="the ruling")
     p.set_defaults(handler=cmd_signoff, action="resolve")
 
-    p = sub.add_parser("export", parents=[common], help="score sheets (CSV/PDF) or standings (CSV)")
+    p = sub.add_parser("export", parents=[common], help="score sheets or standings (PDF or CSV)")
     p.add_argument("what", choices=("sheet", "standings"))
     p.add_argument("--event", help="tournament id")
-    p.add_argument("--round", type=int, help="sheets of this round (default: all)")
+    p.add_argument("--round", type=int, help="sheets of this round (default: all); standings after it")
     p.add_argument("--table", help="sheet of this table stream (no tournament needed)")
-    p.add_argument("--out", required=True, help="output file; .pdf for a PDF score sheet, else CSV")
+    p.add_argument("--out", required=True, help="output file: .pdf or .csv")
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("event", help="create a tournament, add pairs, draw rounds, forfeits")
@@ -91,22 +93,28 @@ def register(sub) -> None:
     c.add_argument("id")
     c.add_argument("--name", default=None)
     c.add_argument("--ruleset", default="competition")
-    c.add_argument("--chain", default="competition", choices=("competition", "001"))
+    c.add_argument("--chain", default=None, choices=("competition", "001"),
+                   help="ranking chain (default: the ruleset's; liumoer-2026 ranks by 001)")
     c.add_argument("--rounds", type=int, default=4)
     c.add_argument("--minutes", type=int, default=50, help="round time (W1)")
     c.add_argument("--deals", type=int, default=8, help="deal limit per round (W1)")
     c.add_argument("--seed", type=int, default=0, help="seed of the round-1 draw and the lot")
-    c = ev.add_parser("pairs", parents=[common], help="add pairs from a CSV: pair,name,player1,player2[,rating]")
+    c = ev.add_parser("pairs", parents=[common],
+                      help="add pairs from a CSV or .xlsx: pair,name,player1,player2[,rating]")
     c.add_argument("id")
-    c.add_argument("csv")
+    c.add_argument("csv", metavar="FILE", help=".csv (UTF-8 with or without BOM, GBK/GB18030) or .xlsx")
+    c.add_argument("--encoding", help="the CSV's encoding (default: detected)")
     c = ev.add_parser("draw", parents=[common], help="draw the next round (round 1 random, then Swiss)")
     c.add_argument("id")
     c.add_argument("--by-rating", action="store_true", help="round 1 by rating instead of random")
+    c.add_argument("--override-by", metavar="CHIEF", help="the chief referee, drawing before every result is final")
+    c.add_argument("--reason", help="why (with --override-by)")
     c = ev.add_parser("forfeit", parents=[common], help="record a forfeit (chief referee)")
     c.add_argument("id")
     c.add_argument("--round", type=int, required=True)
     c.add_argument("--pair", required=True)
-    c.add_argument("--by", required=True)
+    c.add_argument("--by", required=True, help="the chief referee")
+    c.add_argument("--reason", help="the ruling's reason (needed over a recorded result)")
     p.set_defaults(handler=cmd_event)
 
     p = sub.add_parser("official", parents=[common], help="register a referee or the chief referee")
@@ -159,6 +167,8 @@ def _import_chunk(store, lines: list[tuple[int, object]], tally: Counter, tables
 
 
 def cmd_results(args) -> int:
+    from web.tournament import signoff
+
     with _open(args) as store:
         results = store.results(args.table)
         sessions: dict[str, int] = {}
@@ -166,7 +176,7 @@ def cmd_results(args) -> int:
             if r["type"] == "session_result":
                 sessions[r["table"]] = sessions.get(r["table"], 0) + 1
                 r["session"] = sessions[r["table"]]
-                r["signoff"] = store.signoff_status(r["table"], r["session"]).as_dict()
+                r["signoff"] = signoff.status(store, r["table"], r["session"]).as_dict()
     for r in results:
         if args.json:
             print(_json(r))
@@ -183,17 +193,17 @@ def cmd_results(args) -> int:
 
 def cmd_signoff(args) -> int:
     """``sign``, ``dispute`` or ``resolve``; a refused action exits 1 and says why."""
-    from web.store.signoff import SignOffError
+    from web.tournament import signoff
 
     with _open(args) as store:
         try:
             if args.action == "sign":
-                status = store.sign(args.table, args.side, args.by, session=args.session)
+                status = signoff.sign(store, args.table, args.side, args.by, session=args.session)
             elif args.action == "dispute":
-                status = store.dispute(args.table, args.side, args.by, args.note, session=args.session)
+                status = signoff.dispute(store, args.table, args.side, args.by, args.note, session=args.session)
             else:
-                status = store.resolve(args.table, args.by, args.note, session=args.session)
-        except SignOffError as exc:
+                status = signoff.resolve(store, args.table, args.by, args.note, session=args.session)
+        except signoff.SignOffError as exc:
             print(f"guandan-ref {args.action}: refused: {exc}", file=sys.stderr)
             return 1
     if args.json:
@@ -219,20 +229,20 @@ def _event_id(store, given: str | None) -> str:
 
 
 def cmd_standings(args) -> int:
-    from web.tournament import service
+    from web.tournament import export, service
 
     with _open(args) as store:
         event = _event_id(store, args.event)
-        rows = service.standings_of(store, event, require_all=False)
-        info = {p["pair"]: p for p in service.pairs(store, event)}
+        info = service.event_info(store, event)
+        rows = service.standings_of(store, event, require_all=False, after_round=args.round)
+        pairs = service.pairs(store, event)
+    if not args.json:
+        print("\n".join(export.standings_text(rows, pairs, info["chain"])))
+        return 0
+    names = {p["pair"]: p for p in pairs}
     for row in rows:
-        data = {"event": event, "name": info[row.pair]["name"], "players": info[row.pair]["players"],
-                **row.as_dict()}
-        if args.json:
-            print(_json(data))
-        else:
-            print(f"{row.rank:3}  {row.pair:10} {data['name'][:24]:24} MP {row.match_points:3}  "
-                  f"prog {row.progressive:3}  won {row.rounds_won}  ld {row.ld_points:3}  ups {row.upgrades}")
+        print(_json({"event": event, "name": names[row.pair]["name"], "players": names[row.pair]["players"],
+                     **row.as_dict()}))
     return 0
 
 
@@ -246,23 +256,34 @@ def cmd_verify(args) -> int:
     return 0 if report.ok else 1
 
 
+EXPORT_FORMATS = (".pdf", ".csv")
+
+
 def cmd_export(args) -> int:
     from web.tournament import export, service
 
+    kind = Path(args.out).suffix.lower()
+    if kind not in EXPORT_FORMATS:
+        raise ValueError(f"--out {args.out}: name a .pdf or a .csv file")
     with _open(args) as store:
         if args.what == "standings":
             event = _event_id(store, args.event)
-            rows = service.standings_of(store, event, require_all=False)
-            with open(args.out, "w", newline="", encoding="utf-8") as out:
-                export.write_standings_csv(rows, service.pairs(store, event), out)
+            info = service.event_info(store, event)
+            rows = service.standings_of(store, event, require_all=False, after_round=args.round)
+            played = max((r.rounds_played for r in rows), default=0)
+            pairs = service.pairs(store, event)
+            if kind == ".pdf":
+                heading = f"{info['name']} ({event}) · 第{played}轮后 after round {played} · {info['chain']}"
+                export.write_standings_pdf(rows, pairs, info["chain"], args.out, heading)
+            else:
+                with open(args.out, "w", newline="", encoding="utf-8") as out:
+                    export.write_standings_csv(rows, pairs, out)
             return 0
         if args.table:
             sheets = [export.score_sheet(store, args.table)]
         else:
-            event = _event_id(store, args.event)
-            sheets = [export.score_sheet(store, m.table_id, m.round, m.ns, m.ew or "(bye)", m.forfeit)
-                      for m in service.matches(store, event, args.round) if m.ew is not None]
-        if Path(args.out).suffix.lower() == ".pdf":
+            sheets = export.tournament_sheets(store, _event_id(store, args.event), args.round)
+        if kind == ".pdf":
             export.write_sheets_pdf(sheets, args.out)
         else:
             with open(args.out, "w", newline="", encoding="utf-8") as out:
@@ -271,7 +292,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_event(args) -> int:
-    from web.tournament import service
+    from web.tournament import pairlist, service
 
     with _open(args) as store:
         if args.action == "create":
@@ -279,19 +300,24 @@ def cmd_event(args) -> int:
                            rounds=args.rounds, round_minutes=args.minutes, deal_limit=args.deals,
                            seed=args.seed)
         elif args.action == "pairs":
-            with open(args.csv, newline="", encoding="utf-8") as f:
-                for n, row in enumerate(csv.DictReader(f), 2):
-                    try:
-                        service.add_pair(store, args.id, row["pair"], row["name"], row["player1"],
-                                         row["player2"], float(row.get("rating") or 0))
-                    except (KeyError, TypeError, ValueError) as exc:
-                        raise ValueError(f"{args.csv} line {n}: {exc}") from None
+            try:
+                entries, encoding = pairlist.read_pairs(args.csv, args.encoding)
+            except pairlist.PairListError as exc:
+                for problem in exc.problems:
+                    print(f"guandan-ref event pairs: error: {exc.source} {problem}", file=sys.stderr)
+                print(f"guandan-ref event pairs: nothing added ({len(exc.problems)} problem(s))", file=sys.stderr)
+                return 2
+            added = service.add_pairs(store, args.id, entries)
+            print(f"added {added} pairs to {args.id} from {Path(args.csv).name} ({encoding})")
         elif args.action == "draw":
-            for m in service.pair_round(store, args.id, by_rating=args.by_rating):
+            if args.reason and not args.override_by:
+                raise ValueError("--reason goes with --override-by (the chief referee's draw over open results)")
+            for m in service.pair_round(store, args.id, by_rating=args.by_rating,
+                                        override_by=args.override_by, reason=args.reason):
                 print(_json({"round": m.round, "table_no": m.table_no, "table": m.table_id,
                              "NS": m.ns, "EW": m.ew}))
         elif args.action == "forfeit":
-            service.record_forfeit(store, args.id, args.round, args.pair, args.by)
+            service.record_forfeit(store, args.id, args.round, args.pair, args.by, reason=args.reason)
     return 0
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from web.store import EventRejected
 from web.store.authority import NotAuthorized, Windows, check_correction
-from web.store.signoff import SignOffError
+from web.tournament import signoff
+from web.tournament.signoff import SignOffError
 
 
 def _correct(table, of: str, seat: str, by: str, t: float | None = None):
@@ -77,36 +78,36 @@ def test_fouls_and_losses_need_the_chief(store, table):
 
 def test_result_is_final_when_both_sides_sign(store, table):
     table.session(3, 1)
-    assert store.signoff_status("T1").state == "pending"
-    assert store.sign("T1", "NS", "Ann").state == "pending"
-    status = store.sign("T1", "EW", "Bob")
+    assert signoff.status(store, "T1").state == "pending"
+    assert signoff.sign(store, "T1", "NS", "Ann").state == "pending"
+    status = signoff.sign(store, "T1", "EW", "Bob")
     assert status.state == "final" and status.signed == {"NS": "Ann", "EW": "Bob"}
 
 
 def test_dispute_reopens_and_a_correction_voids_signatures(store, table):
     table.session(3, 1)
-    store.sign("T1", "NS", "Ann")
-    assert store.dispute("T1", "EW", "Bob", "play ns1 was E's").state == "disputed"
+    signoff.sign(store, "T1", "NS", "Ann")
+    assert signoff.dispute(store, "T1", "EW", "Bob", "play ns1 was E's").state == "disputed"
     with pytest.raises(SignOffError, match="disputed"):
-        store.sign("T1", "EW", "Bob")
+        signoff.sign(store, "T1", "EW", "Bob")
     _correct(table, "ns1", "E", "Ref Li")
     with pytest.raises(SignOffError, match="not a registered official"):
-        store.resolve("T1", "Ann")
-    assert store.resolve("T1", "Ref Li", "corrected ns1").state == "pending"
-    store.sign("T1", "NS", "Ann")
-    assert store.sign("T1", "EW", "Bob").state == "final"
+        signoff.resolve(store, "T1", "Ann")
+    assert signoff.resolve(store, "T1", "Ref Li", "corrected ns1").state == "pending"
+    signoff.sign(store, "T1", "NS", "Ann")
+    assert signoff.sign(store, "T1", "EW", "Bob").state == "final"
     # a later chief correction changes the result: the signatures no longer count
     _correct(table, "ns2", "E", "Chief Wang", t=table.t + 5000)
-    assert store.signoff_status("T1").state == "pending"
+    assert signoff.status(store, "T1").state == "pending"
 
 
 def test_signing_needs_a_result_and_a_side(store, table):
     table.session(1, 1, end=False)
     with pytest.raises(SignOffError, match="no session result #1"):
-        store.sign("T1", "NS", "Ann")
+        signoff.sign(store, "T1", "NS", "Ann")
     table.append("session_end")
     with pytest.raises(SignOffError, match="side must be NS or EW"):
-        store.sign("T1", "XX", "Ann")
+        signoff.sign(store, "T1", "XX", "Ann")
 
 
 def test_a_correction_in_the_same_batch_sees_the_events_before_it(store, table):

@@ -30,12 +30,14 @@ def test_round_clock_stops_new_deals_with_five_minutes_left(cup):
     assert over["over"] and over["remaining_s"] == 0 and over["deal_limit"] == 8
 
 
-def test_forfeit_needs_the_chief_and_counts_17_to_0(cup):
+def test_forfeit_needs_the_chief_and_counts_17_to_0(cup, desk):
     drawn = service.pair_round(cup, "CUP")
-    game = next(m for m in drawn if m.ew is not None)
+    game, other = (m for m in drawn if m.ew is not None)
     with pytest.raises(NotAuthorized, match="only the chief referee"):
         service.record_forfeit(cup, "CUP", 1, game.ew, by="Ref Li")
     service.record_forfeit(cup, "CUP", 1, game.ew, by="Chief Wang")
+    assert service.standings_of(cup, "CUP", require_all=False)[0].rounds_played == 0  # round 1 is not over
+    desk.play(other)
     rows = {s.pair: s for s in service.standings_of(cup, "CUP", require_all=False)}
     assert (rows[game.ns].score, rows[game.ew].score) == (17, 0)
     bye = next(m for m in drawn if m.ew is None)

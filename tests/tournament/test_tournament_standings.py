@@ -8,7 +8,7 @@ import pytest
 
 from referee.simulate import simulate_session
 from web.store import Appended
-from web.tournament import service
+from web.tournament import service, signoff
 from web.tournament.standings import MatchResult, lots, standings
 
 
@@ -96,7 +96,7 @@ def _games(rs):
 @pytest.mark.parametrize("chain", ["competition", "001"])
 def test_whole_seeded_tournament_of_simulated_sessions(real_store, chain):
     """16 pairs, 4 Swiss rounds, every match a simulated session (2 deals) imported through
-    the store and refereed by the engine; one forfeit. The standings must equal a ranking
+    the store and refereed by the engine, signed by both sides; one forfeit. The standings must equal a ranking
     computed here from the sessions' own results."""
     store, rng = real_store, random.Random(2024)
     ids = [f"P{i:02}" for i in range(16)]
@@ -122,6 +122,8 @@ def test_whole_seeded_tournament_of_simulated_sessions(real_store, chain):
         outcomes = store.append_many([e for sim in sims.values() for e in sim.events])
         assert all(isinstance(o, Appended) for o in outcomes)
         for m, sim in sims.items():
+            signoff.sign(store, m.table_id, "NS", f"{m.ns}-a")
+            signoff.sign(store, m.table_id, "EW", f"{m.ew}-b")
             own = [r for r in sim.records if r["type"] in ("deal_end", "session_result")]
             assert [{k: v for k, v in r.items() if k != "table"} for r in store.results(m.table_id)] == own
             games.append(_game(rnd, m, own))

@@ -199,3 +199,24 @@ class Match(Base):
             ["tournament_id", "round"], ["rounds.tournament_id", "rounds.number"]
         ),
     )
+
+
+class TournamentRuling(Base):
+    """A tournament official's ruling outside any table's events, with who and why.
+
+    ``forfeit``: ``pair`` forfeits its match (``table_no``) of ``round``; ``draw``: the chief
+    referee drew ``round`` before every result of the round before was final (S3).
+    Append-only: a ruling is never replaced by another.
+    """
+
+    __tablename__ = "tournament_rulings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tournament_id: Mapped[str] = mapped_column(String(60), ForeignKey("tournaments.id"))
+    round: Mapped[int] = mapped_column(Integer)
+    table_no: Mapped[int | None] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))
+    pair: Mapped[str | None] = mapped_column(String(60))
+    by: Mapped[str] = mapped_column(String(120))
+    reason: Mapped[str] = mapped_column(Text)
+    at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_tournament_rulings_tournament_id", "tournament_id", "round"),)

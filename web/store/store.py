@@ -28,26 +28,17 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from referee.events import EVENT_TYPES
 
-from . import authority, signoff
+from . import authority
 from .db import WRITE, make_engine, upgrade
-from .derive import (
-    DERIVED_TYPES,
-    Derivation,
-    Deriver,
-    RefereeDerivation,
-    tournament_ruleset,
-)
+from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
+from .hooks import TableRules
 from .models import (
     DerivedRecord,
-    Match,
     Official,
-    Pair,
     RejectedEvent,
-    SignOff,
     Snapshot,
     TableEvent,
     TableHead,
-    Tournament,
 )
 from .signing import as_key, key_for_url, snapshot_is_authentic, snapshot_mac
 
@@ -197,14 +188,17 @@ class Store:
     snapshot of the referee state is kept so that opening a long table replays only the
     tail; ``secret_key`` signs those snapshots (default: the key file beside a SQLite
     database; other databases need one given); ``windows`` are the S4 correction windows;
-    ``clock`` gives wall time for bookkeeping columns only (rules use the events' own ``t``).
+    ``clock`` gives wall time for bookkeeping columns only (rules use the events' own ``t``);
+    ``table_rules`` lets tournaments (``web.tournament.tables``) choose a table's ruleset
+    and refuse events their draw does not allow.
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
                  snapshot_every: int = 200, default_ruleset: str = "competition",
                  secret_key: str | bytes | None = None,
                  windows: authority.Windows = authority.Windows(),
-                 clock: Callable[[], float] = time.time, migrate: bool = True):
+                 clock: Callable[[], float] = time.time, migrate: bool = True,
+                 table_rules: TableRules | None = None):
         self.url = url
         self._key = key_for_url(url) if secret_key is None else as_key(secret_key)
         self.engine: Engine = make_engine(url)
@@ -213,6 +207,7 @@ class Store:
         self.default_ruleset = default_ruleset
         self.windows = windows
         self.clock = clock
+        self.table_rules = table_rules
         self._states: dict[str, _State] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -439,14 +434,11 @@ class Store:
             conn.execute(insert(RejectedEvent), batch.rejected)
 
     def _ruleset_for(self, conn: Connection, tid: str, event: dict) -> str:
-        """A tournament table plays its tournament's ruleset with the round's deal limit and
-        time (W1); any other table the ruleset its first event names, else the default."""
-        event_row = conn.execute(
-            select(Tournament).join(Match, Match.tournament_id == Tournament.id)
-            .where(Match.table_id == tid)
-        ).first()
-        if event_row is not None:
-            return tournament_ruleset(event_row.ruleset, event_row.deal_limit, event_row.round_minutes)
+        """The ruleset ``table_rules`` gives the table (a tournament's); else the one its
+        first event names, else the default."""
+        given = self.table_rules.ruleset(conn, tid) if self.table_rules else None
+        if given:
+            return given
         named = event.get("ruleset") if event.get("type") == "session_start" else None
         return named if isinstance(named, str) and named else self.default_ruleset
 
@@ -520,18 +512,10 @@ class Store:
             raise EventRejected(tid, str(exc)) from None
 
     def _check_tournament(self, conn: Connection, tid: str, event: dict) -> None:
-        """A tournament table's session must be played by the pairs the draw put there."""
-        if event["type"] != "session_start":
-            return
-        match = conn.execute(select(Match).where(Match.table_id == tid)).first()
-        if match is None:
-            return
-        if match.ew_pair is None:
-            raise EventRejected(tid, f"pair {match.ns_pair} has a bye this round; no session is played")
-        want = {"NS": match.ns_pair, "EW": match.ew_pair}
-        teams = event.get("teams")
-        if not isinstance(teams, dict) or {s: teams.get(s) for s in want} != want:
-            raise EventRejected(tid, f"session_start teams {teams!r} do not match the draw {want}")
+        """Refuse what ``table_rules`` does not admit (a session the draw did not make)."""
+        refusal = self.table_rules.refusal(conn, tid, event) if self.table_rules else None
+        if refusal:
+            raise EventRejected(tid, refusal)
 
     def _reject_aside(self, rejections: list[tuple[str | None, object, str]]) -> None:
         """Keep events refused before they reached a table (bad envelope) with the reason."""
@@ -600,7 +584,7 @@ class Store:
                               "side": e.get("side"), "level": e.get("level"), "rule": e.get("rule")})
         return trail
 
-    # ------------------------------------------------------------------ officials, sign-off
+    # ------------------------------------------------------------------ officials
 
     def add_official(self, name: str, role: str) -> None:
         if role not in authority.ROLES:
@@ -610,59 +594,6 @@ class Store:
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
             conn.execute(delete(Official).where(Official.name == name))
             conn.execute(insert(Official).values(name=name, role=role))
-
-    def signoff_status(self, table_id: str, session: int = 1) -> signoff.SignOffStatus:
-        with self.engine.connect() as conn:
-            result = _session_result(conn, table_id, session)
-            return signoff.replay(self._signoff_actions(conn, table_id, session), signoff.result_digest(result))
-
-    def sign(self, table_id: str, side: str, by: str, session: int = 1) -> signoff.SignOffStatus:
-        """``by`` confirms the current result of ``session`` for ``side`` (S3)."""
-        return self._signoff("sign", table_id, session, side, by, None)
-
-    def dispute(self, table_id: str, side: str, by: str, note: str, session: int = 1) -> signoff.SignOffStatus:
-        """A side disputes the result: signatures are void until a referee resolves it."""
-        return self._signoff("dispute", table_id, session, side, by, note)
-
-    def resolve(self, table_id: str, by: str, note: str = "", session: int = 1) -> signoff.SignOffStatus:
-        """An official closes a dispute (after any correction); both sides sign again."""
-        return self._signoff("resolve", table_id, session, None, by, note)
-
-    def _signoff(self, action: str, tid: str, session: int, side: str | None, by: str,
-                 note: str | None) -> signoff.SignOffStatus:
-        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-            conn.execute(select(TableHead.table_id).where(TableHead.table_id == tid).with_for_update()).first()
-            result = _session_result(conn, tid, session)
-            digest = signoff.result_digest(result)
-            actions = self._signoff_actions(conn, tid, session)
-            signoff.check_action(action, side, signoff.replay(actions, digest))
-            self._check_signer(conn, tid, action, side, by)
-            row = dict(table_id=tid, session=session, action=action, side=side, by=by,
-                       result_digest=digest, note=note, at=self.clock())
-            conn.execute(insert(SignOff).values(**row))
-            return signoff.replay([*actions, row], digest)
-
-    def _check_signer(self, conn: Connection, tid: str, action: str, side: str | None, by: str) -> None:
-        if action == "resolve":
-            if conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none() is None:
-                raise signoff.SignOffError(f"resolve by {by!r}: not a registered official")
-            return
-        match = conn.execute(select(Match).where(Match.table_id == tid)).first()
-        if match is None:
-            return
-        pair_id = match.ns_pair if side == "NS" else match.ew_pair
-        pair = conn.execute(select(Pair).where(
-            Pair.tournament_id == match.tournament_id, Pair.pair_id == pair_id)).first()
-        if pair is None or by not in (pair.player1, pair.player2):
-            raise signoff.SignOffError(f"{action} for {side} by {by!r}: not a player of pair {pair_id}")
-
-    @staticmethod
-    def _signoff_actions(conn: Connection, tid: str, session: int) -> list[dict]:
-        rows = conn.execute(
-            select(SignOff).where(SignOff.table_id == tid, SignOff.session == session).order_by(SignOff.id)
-        ).all()
-        return [dict(action=r.action, side=r.side, by=r.by, result_digest=r.result_digest, note=r.note)
-                for r in rows]
 
     # ------------------------------------------------------------------ verification
 
@@ -745,12 +676,3 @@ def _records(conn: Connection, table_id: str | None, types: Iterable[str] | None
         query = query.where(DerivedRecord.type.in_(list(types)))
     return [{**json.loads(r.body), "table": r.table_id} for r in conn.execute(query)]
 
-
-def _session_result(conn: Connection, tid: str, session: int) -> dict:
-    """The current result of the ``session``-th session of a table (1-based)."""
-    results = _records(conn, tid, ("session_result",), None)
-    if not 1 <= session <= len(results):
-        raise signoff.SignOffError(f"table {tid}: no session result #{session} recorded")
-    result = dict(results[session - 1])
-    result.pop("table")
-    return result

@@ -2,22 +2,29 @@
 
 Each match of a round is one table stream (``<event>-R<round>-T<table>``) in the event
 store; its recorded ``session_result`` (and the ``deal_end`` upgrades) is the match
-result, unless a forfeit was recorded for it. Standings are computed from those.
+result, unless a forfeit was recorded for it. Standings are computed from those, round by
+round: a round counts once every table of it has a result. A round is drawn only when
+every result before it is final (S3), unless the chief referee rules otherwise; forfeits
+and such draws are kept as rulings, with who ruled and why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection
 
 from web.store import Store
-from web.store.authority import check_penalty
+from web.store.authority import NotAuthorized, check_penalty
 from web.store.db import WRITE
 from web.store.derive import load_ruleset_spec, tournament_ruleset
-from web.store.models import Match, Official, Pair, Round, Tournament
+from web.store.models import Match, Official, Pair, Round, Tournament, TournamentRuling
 
-from . import swiss
+from . import signoff, swiss
+from .pairlist import MAX_LENGTH, PairEntry
+from .rules import TournamentRules, rules_for
 from .standings import CHAINS, MatchResult, Standing, standings
 
 LAST_DEALS_S = 5 * 60
@@ -39,8 +46,10 @@ class MatchInfo:
 
 
 def create(store: Store, event_id: str, name: str, *, ruleset: str = "competition",
-           chain: str = "competition", rounds: int = 4, round_minutes: int = 50,
+           chain: str | None = None, rounds: int = 4, round_minutes: int = 50,
            deal_limit: int = 8, seed: int = 0) -> None:
+    """A new event; ``chain`` defaults to the one its ruleset's tournament rules name."""
+    chain = chain or rules_for(ruleset).chain
     if chain not in CHAINS:
         raise TournamentError(f"unknown ranking chain {chain!r}: expected one of {', '.join(CHAINS)}")
     if rounds < 1 or round_minutes < 1 or deal_limit < 1:
@@ -56,14 +65,41 @@ def create(store: Store, event_id: str, name: str, *, ruleset: str = "competitio
 
 def add_pair(store: Store, event_id: str, pair_id: str, name: str, player1: str, player2: str,
              rating: float = 0.0) -> None:
+    add_pairs(store, event_id, [PairEntry(pair_id, name, player1, player2, rating)])
+
+
+def add_pairs(store: Store, event_id: str, entries: Iterable[PairEntry]) -> int:
+    """Add pairs all together or not at all; returns how many were added."""
+    entries = list(entries)
     _event(store, event_id)
-    with store.engine.begin() as conn:
+    problems = []
+    for e in entries:
+        where = f"line {e.line}: " if e.line else ""
+        for col in ("pair", "name", "player1", "player2"):
+            value = getattr(e, col)
+            if not value.strip() or len(value) > MAX_LENGTH[col]:
+                problems.append(f"{where}pair {e.pair!r}: {col} must be 1..{MAX_LENGTH[col]} characters")
+    ids = [e.pair for e in entries]
+    problems += [f"pair {p!r} is listed twice" for p in sorted({p for p in ids if ids.count(p) > 1})]
+    if problems:
+        raise TournamentError(f"event {event_id!r}: " + "; ".join(problems))
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         if conn.execute(select(Match.table_id).where(Match.tournament_id == event_id)).first():
             raise TournamentError(f"event {event_id!r}: pairs are fixed once round 1 is drawn")
-        if conn.execute(select(Pair.pair_id).where(Pair.tournament_id == event_id, Pair.pair_id == pair_id)).first():
-            raise TournamentError(f"event {event_id!r}: pair {pair_id!r} exists already")
-        conn.execute(insert(Pair).values(tournament_id=event_id, pair_id=pair_id, name=name,
-                                         player1=player1, player2=player2, rating=rating))
+        taken = set(conn.execute(select(Pair.pair_id).where(
+            Pair.tournament_id == event_id, Pair.pair_id.in_(ids))).scalars())
+        if taken:
+            lines = {e.pair: e.line for e in entries}
+            raise TournamentError(f"event {event_id!r}: " + "; ".join(
+                (f"line {lines[p]}: " if lines[p] else "") + f"pair {p!r} exists already" for p in sorted(taken)))
+        conn.execute(insert(Pair), [dict(tournament_id=event_id, pair_id=e.pair, name=e.name, player1=e.player1,
+                                         player2=e.player2, rating=e.rating) for e in entries])
+    return len(entries)
+
+
+def rules(store: Store, event_id: str) -> TournamentRules:
+    """How the event counts forfeits and byes (``rules.rules_for`` of its ruleset)."""
+    return rules_for(_event(store, event_id).ruleset)
 
 
 def ruleset(store: Store, event_id: str):
@@ -92,10 +128,13 @@ def matches(store: Store, event_id: str, round_no: int | None = None) -> list[Ma
                 for r in conn.execute(query)]
 
 
-def pair_round(store: Store, event_id: str, by_rating: bool = False) -> list[MatchInfo]:
+def pair_round(store: Store, event_id: str, by_rating: bool = False, *,
+               override_by: str | None = None, reason: str | None = None) -> list[MatchInfo]:
     """Draw the next round: round 1 random or by rating, later rounds Swiss.
 
-    Every match of the previous rounds must have a result (or a forfeit) first.
+    Every match of the rounds before needs a result (or a forfeit), and every result
+    must be final (both sides signed, S3). The chief referee may draw over results that
+    are not final yet (``override_by``, with a ``reason``), which is kept as a ruling.
     """
     event = _event(store, event_id)
     entrants = {p["pair"]: p["rating"] for p in pairs(store, event_id)}
@@ -105,10 +144,20 @@ def pair_round(store: Store, event_id: str, by_rating: bool = False) -> list[Mat
     number = max((m.round for m in done), default=0) + 1
     if number > event.rounds:
         raise TournamentError(f"event {event_id!r}: all {event.rounds} rounds are drawn")
+    states = {m: match_state(store, m) for m in done}
+    missing = [m for m in done if states[m] == "no result"]
+    if missing:
+        m = missing[0]
+        raise TournamentError(f"round {m.round} table {m.table_no} ({m.table_id}) has no result yet")
+    open_results = [f"{m.table_id} {states[m]}" for m in done if states[m] not in ("final", "forfeit", "bye")]
+    if open_results and override_by is None:
+        raise TournamentError(
+            f"event {event_id!r}: round {number} waits for every result to be final (S3): "
+            f"{', '.join(open_results)}; the chief referee may draw anyway (--override-by NAME --reason TEXT)")
     if number == 1:
         draw = swiss.first_round(entrants, event.seed, by_rating=by_rating)
     else:
-        table = standings_of(store, event_id)  # raises if a result is missing
+        table = standings_of(store, event_id)
         ns_count: dict[str, int] = {}
         for m in done:
             if m.ew is not None:
@@ -118,11 +167,30 @@ def pair_round(store: Store, event_id: str, by_rating: bool = False) -> list[Mat
             {frozenset((m.ns, m.ew)) for m in done if m.ew is not None},
             {m.ns for m in done if m.ew is None}, ns_count)
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        if override_by is not None:
+            _check_chief(conn, override_by, f"draw round {number} before every result is final")
+            if not open_results:
+                raise TournamentError(f"event {event_id!r}: round {number}: every result is final; "
+                                      "there is nothing to override")
+            _rule(conn, store, event_id, number, None, "draw", None, override_by,
+                  f"{_need_reason(reason, 'a draw over results that are not final')} "
+                  f"(not final: {', '.join(open_results)})")
         conn.execute(insert(Round).values(tournament_id=event_id, number=number, started_at=None))
         conn.execute(insert(Match), [
             dict(tournament_id=event_id, round=number, table_no=p.table, ns_pair=p.ns, ew_pair=p.ew,
                  table_id=table_id(event_id, number, p.table)) for p in draw])
     return matches(store, event_id, number)
+
+
+def match_state(store: Store, m: MatchInfo) -> str:
+    """``bye``, ``forfeit``, ``no result``, or the sign-off state of the table's last result
+    (``pending``, ``final``, ``disputed``)."""
+    if m.ew is None:
+        return "bye"
+    if m.forfeit is not None:
+        return "forfeit"
+    count = signoff.sessions(store, m.table_id)
+    return signoff.status(store, m.table_id, count).state if count else "no result"
 
 
 def start_round(store: Store, event_id: str, round_no: int, at: float) -> None:
@@ -146,12 +214,15 @@ def round_clock(store: Store, event_id: str, round_no: int, now: float) -> dict:
             "over": remaining <= 0, "deal_limit": event.deal_limit}
 
 
-def record_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by: str) -> None:
+def record_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by: str,
+                   reason: str | None = None) -> None:
     """Record that ``pair_id`` forfeits its match of ``round_no`` (K5 > 10 min late, X4).
 
-    A forfeit is a loss ruling, so only the chief referee records it (X6).
+    A forfeit is a loss ruling, so only the chief referee records it (X6); over a result
+    the table has already recorded (signed, disputed or not yet signed) it needs a
+    reason. A match forfeits once: a forfeit never replaces another.
     """
-    with store.engine.begin() as conn:
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
         check_penalty(by, role, "loss")
         match = conn.execute(select(Match).where(
@@ -159,10 +230,62 @@ def record_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by:
             (Match.ns_pair == pair_id) | (Match.ew_pair == pair_id))).first()
         if match is None or match.ew_pair is None:
             raise TournamentError(f"event {event_id!r} round {round_no}: pair {pair_id!r} has no match to forfeit")
-        conn.execute(Match.__table__.update()
-                     .where(Match.tournament_id == event_id, Match.round == round_no,
-                            Match.table_no == match.table_no)
-                     .values(forfeit=pair_id, forfeit_by=by))
+        where = f"round {round_no} table {match.table_no} ({match.table_id})"
+        if match.forfeit is not None:
+            earlier = _forfeit_ruling(conn, event_id, round_no, match.table_no)
+            raise TournamentError(f"{where}: {match.forfeit} already forfeited ({earlier}); "
+                                  "a forfeit never replaces another")
+        sessions = signoff.session_results(conn, match.table_id)
+        if sessions:
+            state = signoff.status_on(conn, match.table_id, len(sessions))
+            signed = ", ".join(f"{side} by {who}" for side, who in sorted(state.signed.items()))
+            reason = _need_reason(reason, f"{where} has a recorded result ({state.state}"
+                                  + (f", signed {signed}" if signed else "") + "); a forfeit over it")
+        moved = conn.execute(update(Match).where(
+            Match.tournament_id == event_id, Match.round == round_no, Match.table_no == match.table_no,
+            Match.forfeit.is_(None)).values(forfeit=pair_id, forfeit_by=by)).rowcount
+        if moved != 1:
+            raise TournamentError(f"{where}: a forfeit was recorded meanwhile; a forfeit never replaces another")
+        _rule(conn, store, event_id, round_no, match.table_no, "forfeit", pair_id, by, (reason or "").strip())
+
+
+def rulings(store: Store, event_id: str, round_no: int | None = None) -> list[dict]:
+    """The event's rulings (forfeits, draws over open results), oldest first."""
+    query = select(TournamentRuling).where(TournamentRuling.tournament_id == event_id).order_by(TournamentRuling.id)
+    if round_no is not None:
+        query = query.where(TournamentRuling.round == round_no)
+    with store.engine.connect() as conn:
+        return [dict(round=r.round, table_no=r.table_no, kind=r.kind, pair=r.pair, by=r.by, reason=r.reason,
+                     at=r.at) for r in conn.execute(query)]
+
+
+def _check_chief(conn: Connection, by: str, what: str) -> None:
+    role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
+    if role != "chief":
+        raise NotAuthorized(f"{what}: {by!r} is not the chief referee; only the chief referee may")
+
+
+def _need_reason(reason: str | None, what: str) -> str:
+    if reason is None or not reason.strip():
+        raise TournamentError(f"{what} needs the chief referee's reason (--reason)")
+    return reason.strip()
+
+
+def _rule(conn: Connection, store: Store, event_id: str, round_no: int, table_no: int | None, kind: str,
+          pair: str | None, by: str, reason: str) -> None:
+    conn.execute(insert(TournamentRuling).values(
+        tournament_id=event_id, round=round_no, table_no=table_no, kind=kind, pair=pair, by=by,
+        reason=reason, at=store.clock()))
+
+
+def _forfeit_ruling(conn: Connection, event_id: str, round_no: int, table_no: int) -> str:
+    row = conn.execute(select(TournamentRuling).where(
+        TournamentRuling.tournament_id == event_id, TournamentRuling.round == round_no,
+        TournamentRuling.table_no == table_no, TournamentRuling.kind == "forfeit")
+        .order_by(TournamentRuling.id)).first()
+    if row is None:
+        return "no ruling kept"
+    return f"ruled by {row.by} at {signoff.wall_time(row.at)}" + (f": {row.reason}" if row.reason else "")
 
 
 def match_results(store: Store, event_id: str, require_all: bool = True) -> list[MatchResult]:
@@ -191,10 +314,35 @@ def match_results(store: Store, event_id: str, require_all: bool = True) -> list
     return out
 
 
-def standings_of(store: Store, event_id: str, require_all: bool = True) -> list[Standing]:
+def played_rounds(results: list[MatchResult], drawn: list[MatchInfo]) -> list[MatchResult]:
+    """The results of the rounds every table of which has a result (a bye counts with its
+    round, not before it is played)."""
+    have: dict[int, int] = {}
+    tables: dict[int, int] = {}
+    for m in drawn:
+        tables[m.round] = tables.get(m.round, 0) + 1
+    for r in results:
+        have[r.round] = have.get(r.round, 0) + 1
+    complete = {rnd for rnd, n in tables.items() if have.get(rnd, 0) == n}
+    return [r for r in results if r.round in complete]
+
+
+def standings_of(store: Store, event_id: str, require_all: bool = True,
+                 after_round: int | None = None) -> list[Standing]:
+    """Standings after the rounds played (or after ``after_round``): forfeits and byes count
+    as the event's tournament rules say. ``require_all``: a drawn match without a result
+    raises instead of leaving its round out."""
     event = _event(store, event_id)
     ids = [p["pair"] for p in pairs(store, event_id)]
-    return standings(ids, match_results(store, event_id, require_all), event.chain, event.seed)
+    results = played_rounds(match_results(store, event_id, require_all), matches(store, event_id))
+    if after_round is not None:
+        results = [r for r in results if r.round <= after_round]
+    return standings(ids, results, event.chain, event.seed, rules_for(event.ruleset))
+
+
+def event_info(store: Store, event_id: str) -> dict:
+    e = _event(store, event_id)
+    return dict(id=e.id, name=e.name, ruleset=e.ruleset, chain=e.chain, rounds=e.rounds)
 
 
 def events(store: Store) -> list[dict]:

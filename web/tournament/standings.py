@@ -10,10 +10,10 @@ win, 1 for a draw, 0 for a loss, and level-difference points on the 26-point sca
 - ``001``: opponents' total match points, total (signed) level difference, total
   upgrades, then lot.
 
-A forfeit (K5, X4) counts 17:0: the winner gets 2 match points, 17 table points and
-13 + 4 level-difference points (X4 records the winner 4 levels above), the forfeiting
-pair 0 and 0. A bye counts as a forfeit win (the pair could not play through no fault
-of its own).
+A forfeit (K5, X4) and a bye count as the tournament's rules say (``rules``): under the
+competition rules a forfeit is 17:0, the winner 2 match points and 13 + 4
+level-difference points, the forfeiting pair 0 and 0; a bye counts as a forfeit win
+(the pair could not play through no fault of its own).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from .rules import COMPETITION, RoundScore, TournamentRules
+
 CHAINS: dict[str, tuple[str, ...]] = {
     "competition": ("match_points", "progressive", "rounds_won", "ld_points", "upgrades"),
     "001": ("match_points", "opponents_points", "level_difference", "upgrades"),
 }
-FORFEIT_D = 4
-FORFEIT_SCORE = (17, 0)
 
 
 @dataclass(frozen=True)
@@ -62,18 +62,16 @@ class PairRound:
     upgrades: int
 
 
-def pair_rounds(m: MatchResult) -> list[PairRound]:
+def pair_rounds(m: MatchResult, rules: TournamentRules = COMPETITION) -> list[PairRound]:
     """Split a match into the two pairs' lines (one line for a bye)."""
     if m.ew is None:
-        return [PairRound(m.round, m.ns, None, 2, True, FORFEIT_SCORE[0], 13 + FORFEIT_D, FORFEIT_D, 0)]
+        return [_unplayed(m.round, m.ns, None, rules.bye_score, 0)]
     if m.forfeit is not None:
         if m.forfeit not in (m.ns, m.ew):
             raise ValueError(f"round {m.round}: forfeit by {m.forfeit!r}, who is not at this table")
         winner = m.ew if m.forfeit == m.ns else m.ns
-        return [
-            PairRound(m.round, winner, m.forfeit, 2, True, FORFEIT_SCORE[0], 13 + FORFEIT_D, FORFEIT_D, 0),
-            PairRound(m.round, m.forfeit, winner, 0, False, FORFEIT_SCORE[1], 0, -FORFEIT_D, 0),
-        ]
+        return [_unplayed(m.round, winner, m.forfeit, rules.forfeit, 0),
+                _unplayed(m.round, m.forfeit, winner, rules.forfeit, 1)]
     if m.winner not in ("NS", "EW", None):
         raise ValueError(f"round {m.round}: winner must be NS, EW or None, not {m.winner!r}")
     d = min(m.level_difference, 13)
@@ -85,6 +83,14 @@ def pair_rounds(m: MatchResult) -> list[PairRound]:
         lines.append(PairRound(m.round, pair, opp, mp, sign > 0, score, 13 + sign * d,
                                sign * m.level_difference, ups))
     return lines
+
+
+def _unplayed(rnd: int, pair: str, opponent: str | None, counts: RoundScore, loser: int) -> PairRound:
+    """A pair's line for a round not played: ``loser`` 0 takes the winner's values, 1 the loser's."""
+    sign = -1 if loser else 1
+    return PairRound(rnd, pair, opponent, counts.match_points[loser], counts.won and not loser,
+                     counts.score[loser], counts.ld_points[loser], sign * counts.level_difference,
+                     counts.upgrades[loser])
 
 
 @dataclass
@@ -115,14 +121,15 @@ def lots(pairs: list[str], seed: int) -> dict[str, int]:
 
 
 def standings(pairs: list[str], results: list[MatchResult], chain: str = "competition",
-              seed: int = 0) -> list[Standing]:
-    """Ranked standings of ``pairs`` after ``results`` under the named S2 chain."""
+              seed: int = 0, rules: TournamentRules = COMPETITION) -> list[Standing]:
+    """Ranked standings of ``pairs`` after ``results`` under the named S2 chain; forfeits
+    and byes count as ``rules`` say."""
     if chain not in CHAINS:
         raise ValueError(f"unknown ranking chain {chain!r}: expected one of {', '.join(CHAINS)}")
     rows = {p: Standing(p) for p in pairs}
     per_round: dict[str, dict[int, int]] = {p: {} for p in pairs}
     for m in results:
-        for line in pair_rounds(m):
+        for line in pair_rounds(m, rules):
             if line.pair not in rows:
                 raise ValueError(f"round {m.round}: unknown pair {line.pair!r}")
             row = rows[line.pair]

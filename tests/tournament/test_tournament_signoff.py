@@ -1,0 +1,94 @@
+"""Sign-off that holds (S3): a side signs once, draws wait for final results, the chief
+referee's override is a ruling with a name and a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from web.store.authority import NotAuthorized
+from web.tournament import service, signoff
+from web.tournament.signoff import SignOffError
+
+
+@pytest.fixture
+def cup(store, desk):
+    store.clock = iter(range(1_769_000_000, 1_769_100_000, 60)).__next__  # a minute per action
+    service.create(store, "CUP", "Cup", rounds=3, seed=1)
+    for p in "ABCDE":
+        service.add_pair(store, "CUP", p, f"pair {p}", f"{p}1", f"{p}2")
+    return store
+
+
+def _game(drawn):
+    return next(m for m in drawn if m.ew is not None)
+
+
+def test_a_side_signs_once_and_the_error_names_who_signed_when(cup, desk):
+    m = _game(service.pair_round(cup, "CUP"))
+    desk.play(m)
+    first = signoff.sign(cup, m.table_id, "NS", f"{m.ns}1")
+    signed_at = signoff.wall_time(first.signed_at["NS"])
+    signoff.sign(cup, m.table_id, "EW", f"{m.ew}1")
+    for again in (f"{m.ns}1", f"{m.ns}2"):  # the same player again, or the partner
+        with pytest.raises(SignOffError, match=rf"NS already signed this result: {m.ns}1 at {signed_at}"):
+            signoff.sign(cup, m.table_id, "NS", again)
+    status = signoff.status(cup, m.table_id)
+    assert status.state == "final" and status.signed == {"NS": f"{m.ns}1", "EW": f"{m.ew}1"}
+
+
+def test_a_changed_signer_needs_a_dispute_and_a_resolution(cup, desk):
+    m = _game(service.pair_round(cup, "CUP"))
+    desk.play(m)
+    signoff.sign(cup, m.table_id, "NS", f"{m.ns}1")
+    signoff.sign(cup, m.table_id, "EW", f"{m.ew}1")
+    with pytest.raises(SignOffError, match="a player of pair"):
+        signoff.dispute(cup, m.table_id, "NS", "somebody", "not our signature")
+    assert signoff.dispute(cup, m.table_id, "NS", f"{m.ns}2", "partner signs").state == "disputed"
+    with pytest.raises(SignOffError, match="already disputed|is disputed"):
+        signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "again")
+    assert signoff.resolve(cup, m.table_id, "Ref Li", "NS re-signs").state == "pending"
+    signoff.sign(cup, m.table_id, "NS", f"{m.ns}2")
+    assert signoff.sign(cup, m.table_id, "EW", f"{m.ew}1").signed == {"NS": f"{m.ns}2", "EW": f"{m.ew}1"}
+
+
+@pytest.mark.parametrize("state", ["pending", "disputed"])
+def test_the_next_round_waits_for_every_result_to_be_final(cup, desk, state):
+    drawn = service.pair_round(cup, "CUP")
+    desk.play_round(drawn)
+    m = _game(drawn)
+    # reopen one table: a dispute, or a correction that voids its signatures
+    if state == "disputed":
+        signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "deal 1 order")
+    else:
+        signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "deal 1 order")
+        signoff.resolve(cup, m.table_id, "Ref Li", "order confirmed")
+        signoff.sign(cup, m.table_id, "NS", f"{m.ns}1")
+    with pytest.raises(service.TournamentError, match=rf"round 2 waits for every result to be final \(S3\): "
+                                                      rf"{m.table_id} {state}"):
+        service.pair_round(cup, "CUP")
+    assert {x.round for x in service.matches(cup, "CUP")} == {1}
+
+
+def test_the_chief_referee_may_draw_anyway_and_it_is_kept_as_a_ruling(cup, desk):
+    drawn = service.pair_round(cup, "CUP")
+    desk.play_round(drawn, sign=False)
+    with pytest.raises(NotAuthorized, match="only the chief referee"):
+        service.pair_round(cup, "CUP", override_by="Ref Li", reason="time")
+    with pytest.raises(service.TournamentError, match="needs the chief referee's reason"):
+        service.pair_round(cup, "CUP", override_by="Chief Wang", reason=" ")
+    assert {x.round for x in service.matches(cup, "CUP")} == {1}
+    second = service.pair_round(cup, "CUP", override_by="Chief Wang", reason="hall closes at six")
+    assert {x.round for x in second} == {2}
+    (ruling,) = service.rulings(cup, "CUP")
+    assert ruling["kind"] == "draw" and ruling["round"] == 2 and ruling["by"] == "Chief Wang"
+    assert ruling["reason"].startswith("hall closes at six (not final: ") and "pending" in ruling["reason"]
+    desk.play_round(second)
+    with pytest.raises(service.TournamentError, match="round 3 waits"):  # round 1 is still unsigned
+        service.pair_round(cup, "CUP")
+
+
+def test_an_override_with_nothing_to_override_is_refused(cup, desk):
+    desk.play_round(service.pair_round(cup, "CUP"))
+    with pytest.raises(service.TournamentError, match="nothing to override"):
+        service.pair_round(cup, "CUP", override_by="Chief Wang", reason="habit")
+    assert service.rulings(cup, "CUP") == []
