@@ -273,7 +273,8 @@ def cmd_export(args) -> int:
             played = max((r.rounds_played for r in rows), default=0)
             pairs = service.pairs(store, event)
             if kind == ".pdf":
-                heading = f"{info['name']} ({event}) · 第{played}轮后 after round {played} · {info['chain']}"
+                heading = (f"{info['name']} ({event}) · 第{played}轮后 after round {played} · "
+                           f"排名规则 ranking chain {info['chain']} (S2)")
                 export.write_standings_pdf(rows, pairs, info["chain"], args.out, heading)
             else:
                 with open(args.out, "w", newline="", encoding="utf-8") as out:

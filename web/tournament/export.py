@@ -125,9 +125,11 @@ def tournament_sheets(store: Store, event_id: str, round_no: int | None = None) 
         if m.forfeit:
             ruling = forfeits.get((m.round, m.table_no), {})
             sheet.forfeit, sheet.forfeit_score = m.forfeit, rules.forfeit
-            sheet.rulings.append({"kind": "弃权 forfeit", "side": f"{m.forfeit}",
+            side = "NS" if m.forfeit == m.ns else "EW"
+            when = signoff.wall_time(ruling["at"]) if ruling else ""
+            sheet.rulings.append({"kind": "弃权 forfeit", "side": f"{SIDES[side]} {m.forfeit}",
                                   "rule": rules.forfeit.rule, "by": ruling.get("by", ""),
-                                  "reason": ruling.get("reason", "")})
+                                  "reason": "; ".join(x for x in (ruling.get("reason", ""), when) if x)})
         sheets.append(sheet)
     return sheets
 
@@ -140,7 +142,7 @@ def _recorded(store: Store, table_id: str, sheet: ScoreSheet) -> ScoreSheet:
     sheet.result = sessions[-1] if sessions else None
     sheet.signoff = signoff.status(store, table_id, len(sessions)).as_dict() if sessions else None
     sheet.rulings += [{"kind": PENALTIES.get(p["level"], p["level"]), "side": SIDES.get(p["side"], p["side"] or ""),
-                       "rule": p.get("rule") or "", "by": p["by"], "reason": f"t = {p['t']:g} s"}
+                       "rule": p.get("rule") or "", "by": p["by"], "reason": f"牌桌时间 table time {p['t']:g} s"}
                       for p in store.audit(table_id) if p["type"] == "penalty"]
     return sheet
 
@@ -175,7 +177,8 @@ def _grid(data: list[list], widths: list[float], header: bool = True, styles=Non
     cell = styles["cell"]
     rows = [[c if not isinstance(c, str) else Paragraph(_escape(c), cell) for c in row] for row in data]
     table = Table(rows, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
-    style = [("GRID", (0, 0), (-1, -1), 0.5, colors.grey), ("VALIGN", (0, 0), (-1, -1), "MIDDLE")]
+    style = [("GRID", (0, 0), (-1, -1), 0.5, colors.grey), ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
+             ("FONTNAME", (0, 0), (-1, -1), cell.fontName)]
     if header:
         style.append(("BACKGROUND", (0, 0), (-1, 0), colors.Color(0.9, 0.9, 0.9)))
     table.setStyle(TableStyle(style))
@@ -269,11 +272,19 @@ def _result_lines(sheet: ScoreSheet) -> list[list[str]]:
     ]
 
 
+def _document(path: str, size, title: str):
+    """A document whose every font is the embedded one (the canvas starts in it too)."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import SimpleDocTemplate
+
+    return SimpleDocTemplate(path, pagesize=size, title=title, initialFontName=fonts.register(),
+                             leftMargin=15 * mm, rightMargin=15 * mm, topMargin=15 * mm, bottomMargin=15 * mm)
+
+
 def write_sheets_pdf(sheets: list[ScoreSheet], path: str, title: str = "Score sheets") -> None:
     """One A4 page per table, the CJK font embedded (subset)."""
     from reportlab.lib.pagesizes import A4
-    from reportlab.lib.units import mm
-    from reportlab.platypus import PageBreak, SimpleDocTemplate
+    from reportlab.platypus import PageBreak
 
     s = _styles()
     story = []
@@ -281,8 +292,7 @@ def write_sheets_pdf(sheets: list[ScoreSheet], path: str, title: str = "Score sh
         if i:
             story.append(PageBreak())
         story += _sheet_story(sheet, s)
-    SimpleDocTemplate(path, pagesize=A4, title=title, leftMargin=15 * mm, rightMargin=15 * mm,
-                      topMargin=15 * mm, bottomMargin=15 * mm).build(story)
+    _document(path, A4, title).build(story)
 
 
 # ---------------------------------------------------------------------- standings
@@ -323,7 +333,7 @@ def write_standings_pdf(rows: list[Standing], pairs: list[dict], chain: str, pat
     """The standings on A4 landscape, chain columns in order, the CJK font embedded."""
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.units import mm
-    from reportlab.platypus import Paragraph, SimpleDocTemplate
+    from reportlab.platypus import Paragraph
 
     s = _styles()
     info = {p["pair"]: p for p in pairs}
@@ -334,5 +344,4 @@ def write_standings_pdf(rows: list[Standing], pairs: list[dict], chain: str, pat
     rest = (267 * mm - sum(wide.values())) / (len(columns) - 3)
     story = [Paragraph("排名 Standings", s["title"]), Paragraph(_escape(heading), s["sub"]),
              _grid(data, [wide.get(c, rest) for c in columns], styles=s)]
-    SimpleDocTemplate(path, pagesize=landscape(A4), title="Standings", leftMargin=15 * mm, rightMargin=15 * mm,
-                      topMargin=15 * mm, bottomMargin=15 * mm).build(story)
+    _document(path, landscape(A4), "Standings").build(story)

@@ -1,0 +1,127 @@
+"""The tournament desk from the command line: each row of what used to go wrong."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from referee.simulate import play_session
+from web.cli import main
+from web.store import Store
+from web.store.testing import TEST_SECRET
+from web.tournament import service
+from web.tournament.text import width
+
+
+@pytest.fixture
+def run(db_url, tmp_path, capsys):
+    """``run(*argv)`` -> (exit code, stdout, stderr) against the test database."""
+    loc = ["--data", str(tmp_path / "guandan-data")]
+    if not db_url.startswith("sqlite"):
+        loc = ["--db", db_url, *loc]
+
+    def call(*argv):
+        code = main([*argv, *loc])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def _pairs(tmp_path, rows, encoding="utf-8-sig"):
+    path = tmp_path / "pairs.csv"
+    text = "pair,name,player1,player2,rating\r\n" + "".join(f"{r}\r\n" for r in rows)
+    path.write_bytes(text.encode(encoding))
+    return str(path)
+
+
+ROWS = ["P1,江苏淮安队,张伟,李娜,1800", "P2,南京红山队,王芳,刘洋,1700", "P3,苏州园林队,陈静,杨磊,1600",
+        "P4,扬州瘦西湖队,赵敏,黄涛,1500"]
+
+
+@pytest.fixture
+def drawn(run, tmp_path):
+    """A cup of four pairs from an Excel CSV (with BOM), round 1 drawn by rating and played."""
+    assert run("event", "create", "CUP", "--name", "六摩尔杯", "--rounds", "3", "--deals", "2")[0] == 0
+    assert run("event", "pairs", "CUP", _pairs(tmp_path, ROWS))[1] == "added 4 pairs to CUP from pairs.csv (utf-8)\n"
+    run("official", "Chief Wang", "--role", "chief")
+    code, out, _ = run("event", "draw", "CUP", "--by-rating")
+    tables = [json.loads(line) for line in out.splitlines()]
+    lines = [json.dumps(e, ensure_ascii=False) for i, d in enumerate(tables)
+             for e in play_session(40 + i, {"NS": d["NS"], "EW": d["EW"]}, table=d["table"])]
+    (tmp_path / "r1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run("import", str(tmp_path / "r1.jsonl"))  # lines after the round's deal limit are refused
+    return tables
+
+
+def test_a_second_signature_for_a_side_is_refused(run, drawn):
+    t = drawn[0]["table"]
+    assert run("sign", t, "--side", "NS", "--by", "张伟")[0] == 0
+    code, _, err = run("sign", t, "--side", "NS", "--by", "李娜")
+    assert code == 1 and "refused: sign: NS already signed this result: 张伟 at " in err
+    assert run("sign", t, "--side", "EW", "--by", "陈静")[1] == f"{t} session 1: final (EW: 陈静, NS: 张伟)\n"
+
+
+def test_draw_waits_for_final_results_unless_the_chief_overrides(run, drawn):
+    t1, t2 = (d["table"] for d in drawn)
+    run("sign", t1, "--side", "NS", "--by", "张伟")
+    run("sign", t1, "--side", "EW", "--by", "陈静")
+    run("dispute", t2, "--side", "EW", "--by", "赵敏", "--note", "deal 2")
+    code, _, err = run("event", "draw", "CUP")
+    assert code == 2 and f"round 2 waits for every result to be final (S3): {t2} disputed" in err
+    code, _, err = run("event", "draw", "CUP", "--reason", "late")
+    assert code == 2 and "--reason goes with --override-by" in err
+    code, out, _ = run("event", "draw", "CUP", "--override-by", "Chief Wang", "--reason", "appeal heard after")
+    assert code == 0 and {json.loads(line)["round"] for line in out.splitlines()} == {2}
+
+
+def test_forfeits_over_signed_results_and_second_forfeits(run, drawn):
+    t = drawn[0]
+    run("sign", t["table"], "--side", "NS", "--by", "张伟")
+    run("sign", t["table"], "--side", "EW", "--by", "陈静")
+    code, _, err = run("event", "forfeit", "CUP", "--round", "1", "--pair", t["EW"], "--by", "Chief Wang")
+    assert code == 2 and "has a recorded result (final, signed EW by 陈静, NS by 张伟)" in err
+    assert run("event", "forfeit", "CUP", "--round", "1", "--pair", t["EW"], "--by", "Chief Wang",
+               "--reason", "left the hall")[0] == 0
+    code, _, err = run("event", "forfeit", "CUP", "--round", "1", "--pair", t["NS"], "--by", "Chief Wang",
+                       "--reason", "the other one")
+    assert code == 2 and f"{t['EW']} already forfeited" in err and "never replaces another" in err
+
+
+def test_exports_by_the_file_name(run, drawn, tmp_path):
+    out_pdf, out_csv = tmp_path / "standings.pdf", tmp_path / "standings.csv"
+    assert run("export", "standings", "--out", str(out_pdf))[0] == 0
+    assert out_pdf.read_bytes().startswith(b"%PDF")
+    assert run("export", "standings", "--out", str(out_csv))[0] == 0
+    rows = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert {r["name"] for r in rows} == {"江苏淮安队", "南京红山队", "苏州园林队", "扬州瘦西湖队"}
+    code, _, err = run("export", "standings", "--out", str(tmp_path / "standings.txt"))
+    assert code == 2 and "name a .pdf or a .csv file" in err
+    assert run("export", "sheet", "--round", "1", "--out", str(tmp_path / "r1.pdf"))[0] == 0
+    assert (tmp_path / "r1.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_plain_text_standings_line_up(run, drawn):
+    code, out, _ = run("standings")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 5 and lines[0].startswith("名次 Rank")
+    assert len({width(line) for line in lines}) == 1
+
+
+def test_a_bad_pair_list_names_every_line_and_stores_nothing(run, db_url, tmp_path):
+    run("event", "create", "CUP")
+    rows = [ROWS[0], ROWS[1], ROWS[0].replace("张伟", "甲"), ",无编号,乙,丙", "P5,队,,丁"]
+    code, _, err = run("event", "pairs", "CUP", _pairs(tmp_path, rows, "gbk"))
+    assert code == 2
+    assert err.splitlines() == [
+        "guandan-ref event pairs: error: pairs.csv line 4, column 'pair': duplicate id 'P1' (line 2 has it)",
+        "guandan-ref event pairs: error: pairs.csv line 5, column 'pair': empty",
+        "guandan-ref event pairs: error: pairs.csv line 6, column 'player1': empty",
+        "guandan-ref event pairs: nothing added (3 problem(s))",
+    ]
+    code, out, _ = run("event", "pairs", "CUP", _pairs(tmp_path, ROWS, "gbk"))
+    assert code == 0 and out == "added 4 pairs to CUP from pairs.csv (gb18030)\n"
+    with Store(db_url, secret_key=TEST_SECRET) as store:
+        assert [p["name"] for p in service.pairs(store, "CUP")] == ["江苏淮安队", "南京红山队", "苏州园林队", "扬州瘦西湖队"]
