@@ -87,7 +87,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output file: .pdf or .csv")
     p.set_defaults(handler=cmd_export)
 
-    p = sub.add_parser("event", help="create a tournament, add pairs, draw rounds, forfeits")
+    p = sub.add_parser("event", help="create a tournament, add pairs, draw rounds, forfeits, rulings")
     ev = p.add_subparsers(dest="action", required=True)
     c = ev.add_parser("create", parents=[common])
     c.add_argument("id")
@@ -115,6 +115,8 @@ def register(sub) -> None:
     c.add_argument("--pair", required=True)
     c.add_argument("--by", required=True, help="the chief referee")
     c.add_argument("--reason", help="the ruling's reason (needed over a recorded result)")
+    c = ev.add_parser("rulings", parents=[common], help="forfeits and draws over open results (JSON Lines)")
+    c.add_argument("id")
     p.set_defaults(handler=cmd_event)
 
     p = sub.add_parser("official", parents=[common], help="register a referee or the chief referee")
@@ -293,7 +295,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_event(args) -> int:
-    from web.tournament import pairlist, service
+    from web.tournament import pairlist, service, signoff
 
     with _open(args) as store:
         if args.action == "create":
@@ -319,6 +321,9 @@ def cmd_event(args) -> int:
                              "NS": m.ns, "EW": m.ew}))
         elif args.action == "forfeit":
             service.record_forfeit(store, args.id, args.round, args.pair, args.by, reason=args.reason)
+        elif args.action == "rulings":
+            for ruling in service.rulings(store, args.id):
+                print(_json({**ruling, "at": signoff.wall_time(ruling["at"])}))
     return 0
 
 

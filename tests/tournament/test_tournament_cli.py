@@ -75,6 +75,9 @@ def test_draw_waits_for_final_results_unless_the_chief_overrides(run, drawn):
     assert code == 2 and "--reason goes with --override-by" in err
     code, out, _ = run("event", "draw", "CUP", "--override-by", "Chief Wang", "--reason", "appeal heard after")
     assert code == 0 and {json.loads(line)["round"] for line in out.splitlines()} == {2}
+    (ruling,) = [json.loads(line) for line in run("event", "rulings", "CUP")[1].splitlines()]
+    assert (ruling["kind"], ruling["round"], ruling["by"]) == ("draw", 2, "Chief Wang")
+    assert ruling["reason"] == f"appeal heard after (not final: {t2} disputed)" and ruling["at"].endswith(" UTC")
 
 
 def test_forfeits_over_signed_results_and_second_forfeits(run, drawn):

@@ -1,4 +1,4 @@
-"""The event store: table events, derived results, sign-off, tournaments.
+"""The event store: table events, derived results (tournaments and sign-off plug in: ``web.tournament``).
 
 ``Store(url)`` is the API; ``open_store`` opens one as configured (database, data
 directory, snapshot key); ``init_app(app)`` attaches one to a Flask app built by
