@@ -76,7 +76,8 @@ class ScoreSheet:
 
     def rows(self) -> list[dict]:
         """The sheet as CSV rows: one per deal, then the result line."""
-        base = {"table": self.table, "round": self.round or "", "ns": self.ns.pair, "ew": self.ew.pair}
+        base = {"table": self.table, "round": self.round or "", "ns": self.ns.pair or self.ns.name,
+                "ew": self.ew.pair or self.ew.name}
         rows = []
         for d in self.deals:
             (side, amount), = (d.get("upgrade") or {"": ""}).items()
@@ -105,7 +106,7 @@ def score_sheet(store: Store, table_id: str) -> ScoreSheet:
     """The score sheet of a table outside any tournament, from its recorded results."""
     sheet = _recorded(store, table_id, ScoreSheet(table_id, Team(""), Team("")))
     teams = (sheet.result or {}).get("teams") or {}
-    sheet.ns, sheet.ew = Team(str(teams.get("NS", ""))), Team(str(teams.get("EW", "")))
+    sheet.ns, sheet.ew = Team("", str(teams.get("NS", ""))), Team("", str(teams.get("EW", "")))
     return sheet
 
 
