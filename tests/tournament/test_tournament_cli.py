@@ -8,7 +8,7 @@ import json
 import pytest
 
 from referee.simulate import play_session
-from web.cli import main
+from web.app.cli import main
 from web.store import Store
 from web.store.testing import TEST_SECRET
 from web.tournament import service
