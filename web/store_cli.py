@@ -285,7 +285,11 @@ def cmd_export(args) -> int:
         if args.table:
             sheets = [export.score_sheet(store, args.table)]
         else:
-            sheets = export.tournament_sheets(store, _event_id(store, args.event), args.round)
+            event = _event_id(store, args.event)
+            sheets = export.tournament_sheets(store, event, args.round)
+            if not sheets:
+                raise ValueError(f"event {event!r}" + (f" round {args.round}" if args.round else "")
+                                 + ": no table has been drawn, so there is no score sheet")
         if kind == ".pdf":
             export.write_sheets_pdf(sheets, args.out)
         else:
@@ -307,7 +311,7 @@ def cmd_event(args) -> int:
                 entries, encoding = pairlist.read_pairs(args.csv, args.encoding)
             except pairlist.PairListError as exc:
                 for problem in exc.problems:
-                    print(f"guandan-ref event pairs: error: {exc.source} {problem}", file=sys.stderr)
+                    print(f"guandan-ref event pairs: error: {exc.source}: {problem}", file=sys.stderr)
                 print(f"guandan-ref event pairs: nothing added ({len(exc.problems)} problem(s))", file=sys.stderr)
                 return 2
             added = service.add_pairs(store, args.id, entries)

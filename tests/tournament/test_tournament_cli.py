@@ -104,6 +104,8 @@ def test_exports_by_the_file_name(run, drawn, tmp_path):
     assert code == 2 and "name a .pdf or a .csv file" in err
     assert run("export", "sheet", "--round", "1", "--out", str(tmp_path / "r1.pdf"))[0] == 0
     assert (tmp_path / "r1.pdf").read_bytes().startswith(b"%PDF")
+    code, _, err = run("export", "sheet", "--round", "2", "--out", str(tmp_path / "r2.pdf"))
+    assert code == 2 and "round 2: no table has been drawn" in err and not (tmp_path / "r2.pdf").exists()
 
 
 def test_plain_text_standings_line_up(run, drawn):
@@ -119,9 +121,9 @@ def test_a_bad_pair_list_names_every_line_and_stores_nothing(run, db_url, tmp_pa
     code, _, err = run("event", "pairs", "CUP", _pairs(tmp_path, rows, "gbk"))
     assert code == 2
     assert err.splitlines() == [
-        "guandan-ref event pairs: error: pairs.csv line 4, column 'pair': duplicate id 'P1' (line 2 has it)",
-        "guandan-ref event pairs: error: pairs.csv line 5, column 'pair': empty",
-        "guandan-ref event pairs: error: pairs.csv line 6, column 'player1': empty",
+        "guandan-ref event pairs: error: pairs.csv: line 4, column 'pair': duplicate id 'P1' (line 2 has it)",
+        "guandan-ref event pairs: error: pairs.csv: line 5, column 'pair': empty",
+        "guandan-ref event pairs: error: pairs.csv: line 6, column 'player1': empty",
         "guandan-ref event pairs: nothing added (3 problem(s))",
     ]
     code, out, _ = run("event", "pairs", "CUP", _pairs(tmp_path, ROWS, "gbk"))

@@ -59,6 +59,12 @@ def test_an_excel_workbook(tmp_path):
         ("P01", "江苏淮安队", "李娜", 1800.0, 2), ("7", "数字编号队", "刘洋", 1650.5, 4)]
 
 
+def test_a_file_that_is_no_workbook(tmp_path):
+    (tmp_path / "pairs.xlsx").write_text("pair,name\n", encoding="utf-8")
+    with pytest.raises(PairListError, match=r"pairs.xlsx: not an Excel workbook"):
+        read_pairs(tmp_path / "pairs.xlsx")
+
+
 def test_every_bad_line_is_named_with_its_column(tmp_path):
     lines = [HEADER, ROWS[0], ",无编号队,甲,乙", "P02,,王芳,刘洋", ROWS[0].replace("张伟", "X"),
              "P05,队,  ,乙,strong"]

@@ -56,11 +56,9 @@ def test_the_next_round_waits_for_every_result_to_be_final(cup, desk, state):
     drawn = service.pair_round(cup, "CUP")
     desk.play_round(drawn)
     m = _game(drawn)
-    # reopen one table: a dispute, or a correction that voids its signatures
-    if state == "disputed":
-        signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "deal 1 order")
-    else:
-        signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "deal 1 order")
+    # reopen one table: disputed, or resolved and signed again by one side only
+    signoff.dispute(cup, m.table_id, "EW", f"{m.ew}1", "deal 1 order")
+    if state == "pending":
         signoff.resolve(cup, m.table_id, "Ref Li", "order confirmed")
         signoff.sign(cup, m.table_id, "NS", f"{m.ns}1")
     with pytest.raises(service.TournamentError, match=rf"round 2 waits for every result to be final \(S3\): "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def _xlsx_rows(path: Path) -> list[list[str]]:
 
     try:
         book = load_workbook(path, read_only=True, data_only=True)
-    except (InvalidFileException, KeyError, OSError, ValueError) as exc:
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
         raise PairListError(path.name, [f"not an Excel workbook ({exc})"]) from None
     try:
         return [[_cell_text(v) for v in row] for row in book.worksheets[0].iter_rows(values_only=True)]
