@@ -4,6 +4,8 @@ referee's override is a ruling with a name and a reason."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from web.store.authority import NotAuthorized
 from web.tournament import service, signoff
@@ -90,3 +92,31 @@ def test_an_override_with_nothing_to_override_is_refused(cup, desk):
     with pytest.raises(service.TournamentError, match="nothing to override"):
         service.pair_round(cup, "CUP", override_by="Chief Wang", reason="habit")
     assert service.rulings(cup, "CUP") == []
+
+
+ACTIONS = st.lists(st.tuples(st.sampled_from(["sign", "dispute", "resolve"]), st.sampled_from(["NS", "EW"]),
+                             st.sampled_from(["p1", "p2"]), st.sampled_from(["r1", "r2"])), max_size=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ACTIONS)
+def test_a_recorded_signer_changes_only_through_a_dispute_and_a_resolution(attempts):
+    """Any sequence of attempts, each kept only if ``check_action`` allows it (as the store
+    does), on a result that a correction may change (digest r1 -> r2)."""
+    kept: list[dict] = []
+    disputed = False
+    for at, (action, side, who, digest) in enumerate(attempts):
+        before = signoff.replay(kept, digest)
+        try:
+            signoff.check_action(action, None if action == "resolve" else side, before)
+        except SignOffError:
+            assert disputed != (action == "resolve") or (action == "sign" and side in before.signed)
+            continue
+        kept.append(dict(action=action, side=side, by=who, result_digest=digest, note="", at=float(at)))
+        after = signoff.replay(kept, digest)
+        if action == "sign":
+            assert after.signed == {**before.signed, side: who} and side not in before.signed
+        else:
+            disputed = action == "dispute"
+            assert after.signed == {}
+        assert after.state == ("disputed" if disputed else "final" if len(after.signed) == 2 else "pending")
