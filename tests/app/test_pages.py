@@ -9,6 +9,7 @@ import pytest
 
 from web.app.i18n import catalogue
 from web.store import get_store
+from web.tournament import signoff
 
 from .conftest import PASSWORD, csrf_of, hidden_faces, login, session_events
 
@@ -141,14 +142,14 @@ def test_scorers_record_sign_off_and_referees_resolve_disputes(app, session):
     scorer = client_as(app, "scorer")
     token = csrf_of(scorer, "/")
     scorer.post("/results/T1/1/sign", data={"side": "NS", "by": "Li Lei", "csrf_token": token})
-    assert get_store(app).signoff_status("T1").signed == {"NS": "Li Lei"}
+    assert signoff.status(get_store(app), "T1").signed == {"NS": "Li Lei"}
     scorer.post("/results/T1/1/dispute", data={"side": "EW", "by": "Han Mei", "note": "deal 1 order",
                                                 "csrf_token": token})
-    assert get_store(app).signoff_status("T1").state == "disputed"
+    assert signoff.status(get_store(app), "T1").state == "disputed"
     assert scorer.post("/results/T1/1/resolve", data={"note": "x", "csrf_token": token}).status_code == 403
     referee = client_as(app, "referee")
     referee.post("/results/T1/1/resolve", data={"note": "order confirmed", "csrf_token": csrf_of(referee, "/")})
-    assert get_store(app).signoff_status("T1").state == "pending"
+    assert signoff.status(get_store(app), "T1").state == "pending"
     sheet = referee.get("/results/T1.csv")
     assert sheet.status_code == 200 and sheet.mimetype == "text/csv" and b"score_ns" in sheet.data
     assert referee.get("/results/T1.pdf").data.startswith(b"%PDF")

@@ -14,6 +14,7 @@ from flask_wtf.csrf import CSRFProtect, generate_csrf
 from werkzeug.exceptions import HTTPException
 
 from web.store import get_store, init_app
+from web.tournament.tables import TournamentTables
 
 from .config import from_env, session_key
 from .drawing import card_svg, cards_svg
@@ -51,7 +52,7 @@ def create_app(config: dict | None = None) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,  # a referee's console stays open all day
         RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
     )
-    store = init_app(app)
+    store = init_app(app, table_rules=TournamentTables())
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)

@@ -18,8 +18,8 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length
 
-from web.store.signoff import SignOffError
 from web.tournament import export, service
+from web.tournament import signoff as sign_off
 
 from . import context
 from .api import table_ids
@@ -65,7 +65,7 @@ def table_results(table_id: str) -> dict | None:
     store = context.store()
     sessions = sessions_of(table)
     for session in sessions:
-        session["signoff"] = (store.signoff_status(table_id, session["number"]).as_dict()
+        session["signoff"] = (sign_off.status(store, table_id, session["number"]).as_dict()
                               if session["result"] else None)
     audit = [{**a, "original": redact(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
              if a["type"] == "correction" else a for a in store.audit(table_id)]
@@ -108,16 +108,17 @@ def _signoff(table_id: str, session: int, action: str) -> None:
             form = ResolveForm()
             if not form.validate_on_submit():
                 abort(400)
-            store.resolve(table_id, current_user.name, form.note.data or "", session)
+            sign_off.resolve(store, table_id, current_user.name, form.note.data or "", session)
         else:
             form = SignForm()
             if not form.validate_on_submit() or (action == "dispute" and not (form.note.data or "").strip()):
                 abort(400)
             if action == "sign":
-                store.sign(table_id, form.side.data, form.by.data.strip(), session)
+                sign_off.sign(store, table_id, form.side.data, form.by.data.strip(), session)
             else:
-                store.dispute(table_id, form.side.data, form.by.data.strip(), form.note.data.strip(), session)
-    except SignOffError as exc:
+                sign_off.dispute(store, table_id, form.side.data, form.by.data.strip(), form.note.data.strip(),
+                                 session)
+    except sign_off.SignOffError as exc:
         flash(t("action.refused", reason=str(exc)), "error")
         return
     flash(t("action.done", what=t(f"signoff.{action}")), "ok")

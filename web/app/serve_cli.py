@@ -53,8 +53,9 @@ def register(sub) -> None:
 
 def _open(args):
     from web.store import KEY_ENV, open_store
+    from web.tournament.tables import TournamentTables
 
-    return open_store(args.db, args.data, os.environ.get(KEY_ENV))
+    return open_store(args.db, args.data, os.environ.get(KEY_ENV), table_rules=TournamentTables())
 
 
 def cmd_user(args) -> int:

@@ -59,15 +59,16 @@ def open_store(db: str | None = None, data_dir: str | None = None,
     return Store(store_url(db, data_dir), secret_key=key, **options)
 
 
-def init_app(app) -> Store:
-    """Open the store named by ``app.config`` and attach it to ``app`` (one per process).
+def init_app(app, **options) -> Store:
+    """Open the store named by ``app.config`` and attach it to ``app`` (one per process);
+    ``options`` go to ``Store`` (the app gives its ``table_rules``).
 
     Each web worker process calls this through ``create_app``; the workers share the
     database, and every append re-checks the table head, so their caches never diverge.
     """
     config = app.config
     store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"),
-                       config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"))
+                       config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"), **options)
     app.extensions[EXTENSION] = store
     return store
 
