@@ -34,10 +34,8 @@ def test_a_posted_event_reaches_an_open_stream(app, post_events):
     chunks = iter(stream.response)
     first = [read_event(chunks), read_event(chunks)]  # every known table, T2 by its token
     assert [e["data"]["table"] for e in first] == ["T1", "T2"] and first[-1]["id"] == {"T1": 2, "T2": 0}
-    started = time.monotonic()
     post_events(session_events()[2:4])
-    second = read_event(chunks)
-    assert time.monotonic() - started < 1.0
+    second = read_event(chunks)  # the latency itself is measured by bench/dashboard.py
     assert second["id"] == {"T1": 4, "T2": 0} and second["data"]["counts"]["E"] == 26
     stream.close()
 

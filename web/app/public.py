@@ -22,6 +22,8 @@ from .timeline import ACTIONS, Step, Timeline, Timelines, flag_key
 
 HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
+TAKEN_BACK = {"P4", "P5"}
+"""Flags on a play whose cards go back to the hand (out of turn, illegal): not on the table."""
 SEVERITIES = ("loss", "foul", "violation", "warning")
 """Most severe first."""
 
@@ -81,7 +83,9 @@ def action_entry(step: Step, min_confidence: float) -> dict:
     conf = entry["confidence"]
     entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence
     entry["conflict"] = e["type"] == "conflict"
-    entry["flags"] = sorted({r["rule"] for r in step.records if r.get("type") == "flag"})
+    entry["flags"] = sorted({r["rule"] for r in step.records
+                             if r.get("type") == "flag" and r.get("seat") in (None, entry["seat"])})
+    entry["taken_back"] = e["type"] == "play" and bool(TAKEN_BACK.intersection(entry["flags"]))
     if step.corrected:
         entry["corrected_by"] = step.corrected.get("by")
     return entry

@@ -50,7 +50,7 @@ def sessions_of(table: dict) -> list[dict]:
             continue
         out.append({"deals": deals, "result": record})
         deals = []
-    if deals:
+    if deals or (not out and table["state"].get("teams")):  # a round under way
         out.append({"deals": deals, "result": None})
     for number, session in enumerate(out, start=1):
         session["number"] = number

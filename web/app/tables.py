@@ -12,6 +12,7 @@ from flask import Blueprint, abort, render_template, request
 from . import context
 from .auth import requires
 from .public import action_entry, redact
+from .timeline import ACTIONS
 
 bp = Blueprint("tables", __name__, url_prefix="/tables")
 
@@ -50,20 +51,27 @@ def review(table_id: str):
     deals = _deals(timeline)
     if not deals:
         abort(404)
-    index = _int_arg("deal", len(deals)) - 1
+    index, k = _int_arg("deal", len(deals)) - 1, _int_arg("step", 1)
+    seq = _int_arg("seq", 0)
+    if seq:  # straight to the step of one event (the flags console links so)
+        index, k = next(((i, at - a + 1) for i, (_, a, b) in enumerate(deals)
+                         for at in range(a, b) if timeline.steps[at].seq == seq), (index, k))
     if not 0 <= index < len(deals):
         abort(404)
     number, first, end = deals[index]
     steps = timeline.steps[first:end]
-    k = min(max(_int_arg("step", 1), 1), len(steps))
+    k = min(max(k, 1), len(steps))
     step = steps[k - 1]
     min_conf = timeline.referee.ruleset.min_confidence
+    entries = [action_entry(s, min_conf) for s in steps]
+    deal = step.state_view.get("deal") or {}
+    round_plays = [e for e, s in zip(entries[:k], steps[:k]) if s.event["type"] in ACTIONS
+                   and e["round"] == deal.get("round") and deal.get("phase") == "play"]
     return render_template(
         "review.html", table_id=table_id, deals=deals, deal_index=index + 1, number=number, steps=[
-            {"k": i + 1, "entry": action_entry(s, min_conf), "event": redact(s.event), "records": s.records,
-             "corrected": s.corrected} for i, s in enumerate(steps)],
-        k=k, state=step.state_view, step=step, evidence=evidence_of(step.event), rules_cited=sorted(
-            {r["rule"] for r in step.records if r.get("type") == "flag"}))
+            {"k": i + 1, "entry": e, "event": redact(s.event), "records": s.records, "corrected": s.corrected}
+            for i, (e, s) in enumerate(zip(entries, steps))],
+        k=k, state=step.state_view, round_plays=round_plays, evidence=evidence_of(step.event))
 
 
 def evidence_of(event: dict) -> dict:

@@ -30,11 +30,32 @@
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); });
   }
 
+  // A referee typing a reason or a correction must not lose it to a live refresh:
+  // while a form in the live part is being edited, refreshes wait (and a note says so).
+  function changed(el) {
+    if (el.tagName === "SELECT") {
+      return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
+    }
+    return el.type !== "hidden" && el.value !== el.defaultValue;
+  }
+
+  function editing() {
+    const active = document.activeElement;
+    if (active && root.contains(active) && /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName)) return true;
+    return Array.prototype.some.call(root.querySelectorAll("input, select, textarea"), changed);
+  }
+
   function refreshAll() {
     // several changes in a burst: one fetch
     if (pending) return;
     pending = setTimeout(function () {
       pending = null;
+      if (editing()) {
+        document.body.classList.add("updates-waiting");
+        refreshAll();
+        return;
+      }
+      document.body.classList.remove("updates-waiting");
       const url = root.dataset.reload ? window.location.href : root.dataset.url;
       fetchHtml(url).then(function (html) {
         if (root.dataset.reload) {
@@ -46,7 +67,7 @@
         }
         root.dataset.updated = String(Date.now());
       }).catch(function () {});
-    }, 100);
+    }, editing() ? 1000 : 100);
   }
 
   function onTable(message) {

@@ -1,0 +1,131 @@
+"""The dashboard in real headless Chromium (Debian's, driven by Playwright).
+
+One server (gunicorn, as ``guandan-ref serve`` runs it) on a store holding a live table
+(T1) and the shipped example session (T2, finished). A referee watches T1 update while
+another client posts events, confirms a flag, corrects a misread play, sees the result
+appear, and switches to Chinese. Screenshots of each page go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from web.app.accounts import add_user, create_token
+from web.store import open_store
+
+from .conftest import PASSWORD, session_events
+from .test_cli import serving
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (./run.sh setup)")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("dashboard")
+    with open_store(data_dir=str(data)) as store:
+        for role in ("chief", "referee"):
+            add_user(store, role, role, PASSWORD)
+        token = create_token(store, "T1")
+        example = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
+        store.append_many([{**e, "table": "T2"} for e in example])
+    with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
+        base = f"http://127.0.0.1:{port}"
+        post(base, token, session_events())
+        yield base, token
+
+
+def post(base: str, token: str, events: list[dict]) -> list[dict]:
+    request = urllib.request.Request(f"{base}/api/tables/T1/events", data=json.dumps(events).encode(),
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.loads(response.read())["results"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield chromium
+        chromium.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def log_in(page, base: str, role: str) -> None:
+    page.goto(f"{base}/login")
+    page.fill("input[name=name]", role)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form.login button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def test_a_referee_watches_rules_and_corrects_live(server, browser):
+    base, token = server
+    wall = browser.new_page(viewport={"width": 1920, "height": 1080})
+    wall.goto(base + "/")
+    assert wall.locator("#tile-T1.flagged").count() == 1  # the open P4 flag stands out
+    shot(wall, "floor")
+
+    page = browser.new_page(viewport={"width": 1280, "height": 800})  # a 10" tablet
+    log_in(page, base, "chief")
+    page.goto(f"{base}/tables/T1")
+    assert page.locator('[data-card="JS"]').count() == 0
+    post(base, token, [{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",
+                        "confidence": 0.93}])
+    page.wait_for_selector('.felt [data-card="JS"]', timeout=5000)  # live, without reload
+    wall.wait_for_selector('#tile-T1 .count.turn:has-text("East")', timeout=5000)
+    shot(page, "table")
+
+    results = browser.new_page(viewport={"width": 1280, "height": 800})
+    results.goto(f"{base}/results#table-T1")
+    assert "No deal finished yet" in results.inner_text("#table-T1")
+
+    page.goto(f"{base}/flags/")
+    flag = page.locator('article.flag-item.status-open[data-rule="P4"]')
+    assert "out of turn" in flag.inner_text() and "violation" in flag.inner_text().lower()
+    assert flag.locator(".rule-text").inner_text().startswith("P4")
+    shot(page, "flags")
+    flag.locator("form.confirm select").select_option("foul")  # chief referee: a foul ends the deal (X3)
+    flag.locator("form.confirm button").click()
+    page.wait_for_selector('article.flag-item.status-confirmed[data-rule="P4"]', state="attached")
+    results.wait_for_function("document.querySelector('#table-T1 .deals').innerText.includes('›')", timeout=5000)
+
+    review = page.locator('article.flag-item[data-rule="low_confidence"]')
+    review.locator("input[name=cards]").fill("6S")
+    review.locator("form.correct button").click()
+    page.wait_for_url(f"{base}/flags/")
+    page.goto(f"{base}/tables/T1")
+    assert "corrected by chief" in page.inner_text(".history")
+    assert page.locator('.history [data-card="6S"]').count() == 1
+
+    page.goto(f"{base}/tables/T1/review?deal=1&step=4")
+    assert "step 4 of" in page.inner_text(".stepper")
+    shot(page, "appeal-review")
+
+    page.goto(f"{base}/results")
+    shot(page, "results")
+    page.goto(f"{base}/tables/T2")
+    shot(page, "table-finished")
+
+    page.click('button[data-lang="zh"]')
+    page.wait_for_selector("text=赛场总览")
+    assert "余牌" in page.inner_text("main")
+    shot(page, "table-zh")
+    page.goto(base + "/")
+    shot(page, "floor-zh")
