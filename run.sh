@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One entry point for newcomers and CI: ./run.sh setup | demo | test | bench
+# One entry point for newcomers and CI: ./run.sh setup | demo | serve | test | bench
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -35,6 +35,16 @@ case "${1:-}" in
         .venv/bin/guandan-ref verify --data "$data"
         rm -rf "$data"
         ;;
+    serve)
+        # The dashboard on the shipped example session (imported once into ./demo-data).
+        setup
+        shift || true
+        data=demo-data
+        if [ ! -f "$data/guandan.sqlite3" ]; then
+            .venv/bin/guandan-ref import examples/session.jsonl --data "$data"
+        fi
+        exec .venv/bin/guandan-ref serve --data "$data" "$@"
+        ;;
     test)
         setup
         shift || true
@@ -45,7 +55,7 @@ case "${1:-}" in
         for b in bench/*.py; do echo "== $b"; .venv/bin/python "$b"; done
         ;;
     *)
-        echo "usage: ./run.sh setup|demo|test|bench" >&2
+        echo "usage: ./run.sh setup|demo|serve|test|bench" >&2
         exit 2
         ;;
 esac

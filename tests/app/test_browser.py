@@ -62,9 +62,9 @@ def browser():
         chromium.close()
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, full_page: bool = True) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
 
 def log_in(page, base: str, role: str) -> None:
@@ -121,7 +121,9 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     page.goto(f"{base}/results")
     shot(page, "results")
     page.goto(f"{base}/tables/T2")
+    assert "24 : 4" in page.inner_text(".facts")
     shot(page, "table-finished")
+    shot(page, "readme-table", full_page=False)  # the shipped example, as ./run.sh serve shows it
 
     page.click('button[data-lang="zh"]')
     page.wait_for_selector("text=赛场总览")

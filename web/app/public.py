@@ -107,9 +107,8 @@ def flag_status(record: dict, closed: dict, state: dict) -> str:
     return "open"
 
 
-def _steps(timeline: Timeline, delay: float) -> list[Step]:
+def _steps(steps: list[Step], delay: float) -> list[Step]:
     """The steps a viewer may see now: with a delay, those ``delay`` s of table time old."""
-    steps = timeline.steps
     if delay <= 0 or not steps:
         return steps
     cut = steps[-1].event["t"] - delay
@@ -121,7 +120,15 @@ def public_table(timelines: Timelines, table_id: str, delay: float = 0.0) -> dic
     timeline = timelines.get(table_id)
     if timeline is None:
         return None
-    steps = _steps(timeline, delay)
+    key = ("public", delay, len(timeline.steps))  # another thread may add steps meanwhile
+    cached = timeline.views.get(key)
+    if cached is None:
+        cached = timeline.views[key] = _public(timeline, table_id, delay, key[2])
+    return cached
+
+
+def _public(timeline: Timeline, table_id: str, delay: float, upto: int) -> dict:
+    steps = _steps(timeline.steps[:upto], delay)
     state = steps[-1].state_view if steps else view_for(None)
     start = max((i for i, s in enumerate(steps) if s.event["type"] == "deal_start"), default=len(steps))
     min_conf = timeline.referee.ruleset.min_confidence
@@ -136,7 +143,7 @@ def public_table(timelines: Timelines, table_id: str, delay: float = 0.0) -> dic
         "ruleset": timeline.ruleset,
         "seq": steps[-1].seq if steps else 0,
         "head_seq": timeline.head_seq,
-        "delayed": len(steps) < len(timeline.steps),
+        "delayed": len(steps) < upto,
         "last_t": steps[-1].event["t"] if steps else None,
         "state": state,
         "history": history,

@@ -56,6 +56,9 @@ class Timeline:
     closed: dict[tuple, dict] = field(default_factory=dict)
     """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal."""
     referee: object = None
+    views: dict = field(default_factory=dict)
+    """Views computed from this timeline as it stands (``public_table`` by delay); cleared
+    whenever a step is added, so every open page's stream computes a table once per change."""
 
     def records(self) -> list[dict]:
         """Every record derived at this table, in order (flags, reviews, results...)."""
@@ -118,6 +121,7 @@ class Timelines:
             where = (referee.state.deal.number, referee.state.deal.round)  # a deal_start opens its deal
         step = Step(event["seq"], body, where[0], where[1], records, self.extract(referee.state), corrected)
         timeline.steps.append(step)
+        timeline.views.clear()
         timeline.head_seq = max(timeline.head_seq, event["seq"])
         flag = event.get("flag")
         if event["type"] == "penalty" and isinstance(flag, dict):
