@@ -247,3 +247,38 @@ def test_no_hand_card_ever_reaches_a_viewer(app, session, role):
         assert not leaked, (path, sorted(leaked))
     played = json.dumps(client.get("/api/tables/T1").get_json())
     assert '"3S"' in played and '"9H"' in played  # the check would see a card if one were there
+
+
+GET_ROUTES = {
+    "/": None, "/rules": None, "/login": None, "/floor/tile/T1": None, "/tables/T1": None,
+    "/tables/T1/live": None, "/tables/T1/review": "referee", "/flags/": "referee", "/flags/live": "referee",
+    "/results": None, "/results/T1.csv": None, "/results/T1.pdf": None, "/events": None,
+    "/api/tables": None, "/api/tables/T1": None, "/api/tables/T1/events": None, "/api/openapi.json": None,
+}
+"""Every page a browser GETs (the API's agent routes and the stream are tested on their own),
+and the least role that may see it."""
+RANK = {None: 0, "viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
+
+
+def test_the_route_table_names_every_page(app):
+    rules = {r.rule for r in app.url_map.iter_rules() if "GET" in r.methods and r.endpoint != "static"}
+    covered = {re.sub(r"T1|\.csv$|\.pdf$", "", p) for p in GET_ROUTES}
+    untested = {r for r in rules if re.sub(r"<[^>]+>|\.<fmt>", "", r) not in covered}
+    assert untested <= {"/api/tables/<table_id>/evidence/<sha>", "/api/stream", "/events/<event_id>",
+                        "/events/<event_id>/standings.csv"}  # tested above with their own data
+
+
+@pytest.mark.parametrize("role", [None, "viewer", "scorer", "referee", "chief"])
+def test_every_page_for_every_role(app, session, role):
+    client = client_as(app, role)
+    for path, least in GET_ROUTES.items():
+        status = client.get(path).status_code
+        expected = 200 if RANK[role] >= RANK[least] else 403
+        assert status == expected, (path, role, status)
+
+
+def test_logging_out_ends_the_referee_session(app, session):
+    client = client_as(app, "referee")
+    assert client.get("/flags/").status_code == 200
+    assert client.post("/logout", data={"csrf_token": csrf_of(client, "/")}).status_code == 302
+    assert client.get("/flags/").status_code == 403
