@@ -282,3 +282,12 @@ def test_logging_out_ends_the_referee_session(app, session):
     assert client.get("/flags/").status_code == 200
     assert client.post("/logout", data={"csrf_token": csrf_of(client, "/")}).status_code == 302
     assert client.get("/flags/").status_code == 403
+
+
+def test_the_felt_names_who_leads_only_when_the_table_is_empty(app, session):
+    client = app.test_client()
+    felt = client.get("/tables/T1/live").get_data(as_text=True).split('class="felt"', 1)[1].split("</section>")[0]
+    assert "single 9" in felt and "to lead" not in felt
+    referee = client_as(app, "referee")
+    empty = referee.get("/tables/T1/review?deal=1&step=1").get_data(as_text=True).split('class="felt"', 1)[1]
+    assert "South to lead" in empty.split("</section>")[0]
