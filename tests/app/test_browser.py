@@ -8,6 +8,7 @@ appear, and switches to Chinese. Screenshots of each page go to ``test-artifacts
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import urllib.request
@@ -39,8 +40,28 @@ def server(tmp_path_factory):
         store.append_many([{**e, "table": "T2"} for e in example])
     with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
         base = f"http://127.0.0.1:{port}"
-        post(base, token, session_events())
+        frame = send_frame(base, token)
+        events = session_events()
+        events[3]["evidence"] = {"frames": [frame], "tags": ["low_confidence"]}  # E's doubtful 5S
+        events[4]["evidence"] = {"reads": [{"tag": "04A1B2", "card": "7D", "antenna": "S"}]}
+        post(base, token, events)
         yield base, token
+
+
+def send_frame(base: str, token: str) -> str:
+    """A JPEG evidence frame (a drawn play area) sent as the table agent does; its SHA-256."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (320, 200), (31, 107, 69))
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle((130, 50, 190, 140), radius=6, fill="white", outline="black")
+    draw.text((138, 58), "5", fill="black")
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG")
+    request = urllib.request.Request(f"{base}/api/tables/T1/evidence", data=buffer.getvalue(),
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "image/jpeg"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.loads(response.read())["id"]
 
 
 def post(base: str, token: str, events: list[dict]) -> list[dict]:
@@ -100,6 +121,9 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     flag = page.locator('article.flag-item.status-open[data-rule="P4"]')
     assert "out of turn" in flag.inner_text() and "violation" in flag.inner_text().lower()
     assert flag.locator(".rule-text").inner_text().startswith("P4")
+    assert "04A1B2" in flag.locator(".reads").inner_text()  # the RFID reads behind the play
+    frame = page.locator('article.flag-item[data-rule="low_confidence"] img.frame')
+    assert frame.evaluate("img => img.complete && img.naturalWidth") == 320  # served to a referee
     shot(page, "flags")
     flag.locator("form.confirm select").select_option("foul")  # chief referee: a foul ends the deal (X3)
     flag.locator("form.confirm button").click()
