@@ -1,7 +1,7 @@
 """The dashboard in real headless Chromium (Debian's, driven by Playwright).
 
 One server (gunicorn, as ``guandan-ref serve`` runs it) on a store holding a live table
-(T1) and the shipped example session (T2, finished). A referee watches T1 update while
+(T3) and the shipped example session (T1, finished). A referee watches T3 update while
 another client posts events, confirms a flag, corrects a misread play, sees the result
 appear, and switches to Chinese. Screenshots of each page go to ``test-artifacts/``.
 """
@@ -35,9 +35,9 @@ def server(tmp_path_factory):
     with open_store(data_dir=str(data)) as store:
         for role in ("chief", "referee"):
             add_user(store, role, role, PASSWORD)
-        token = create_token(store, "T1")
+        token = create_token(store, "T3")
         example = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
-        store.append_many([{**e, "table": "T2"} for e in example])
+        store.append_many(example)  # its own table, T1, as ./run.sh serve shows it
     with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
         base = f"http://127.0.0.1:{port}"
         frame = send_frame(base, token)
@@ -58,14 +58,14 @@ def send_frame(base: str, token: str) -> str:
     draw.text((138, 58), "5", fill="black")
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG")
-    request = urllib.request.Request(f"{base}/api/tables/T1/evidence", data=buffer.getvalue(),
+    request = urllib.request.Request(f"{base}/api/tables/T3/evidence", data=buffer.getvalue(),
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "image/jpeg"})
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())["id"]
 
 
 def post(base: str, token: str, events: list[dict]) -> list[dict]:
-    request = urllib.request.Request(f"{base}/api/tables/T1/events", data=json.dumps(events).encode(),
+    request = urllib.request.Request(f"{base}/api/tables/T3/events", data=json.dumps(events).encode(),
                                      headers={"Authorization": f"Bearer {token}",
                                               "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as response:
@@ -100,22 +100,22 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     base, token = server
     wall = browser.new_page(viewport={"width": 1920, "height": 1080})
     wall.goto(base + "/")
-    assert wall.locator("#tile-T1.flagged").count() == 1  # the open P4 flag stands out
+    assert wall.locator("#tile-T3.flagged").count() == 1  # the open P4 flag stands out
     shot(wall, "floor")
 
     page = browser.new_page(viewport={"width": 1280, "height": 800})  # a 10" tablet
     log_in(page, base, "chief")
-    page.goto(f"{base}/tables/T1")
+    page.goto(f"{base}/tables/T3")
     assert page.locator('[data-card="JS"]').count() == 0
     post(base, token, [{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",
                         "confidence": 0.93}])
     page.wait_for_selector('.felt [data-card="JS"]', timeout=5000)  # live, without reload
-    wall.wait_for_selector('#tile-T1 .count.turn:has-text("East")', timeout=5000)
+    wall.wait_for_selector('#tile-T3 .count.turn:has-text("East")', timeout=5000)
     shot(page, "table")
 
     results = browser.new_page(viewport={"width": 1280, "height": 800})
-    results.goto(f"{base}/results#table-T1")
-    assert "No deal finished yet" in results.inner_text("#table-T1")
+    results.goto(f"{base}/results#table-T3")
+    assert "No deal finished yet" in results.inner_text("#table-T3")
 
     page.goto(f"{base}/flags/")
     flag = page.locator('article.flag-item.status-open[data-rule="P4"]')
@@ -128,23 +128,23 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     flag.locator("form.confirm select").select_option("foul")  # chief referee: a foul ends the deal (X3)
     flag.locator("form.confirm button").click()
     page.wait_for_selector('article.flag-item.status-confirmed[data-rule="P4"]', state="attached")
-    results.wait_for_function("document.querySelector('#table-T1 .deals').innerText.includes('›')", timeout=5000)
+    results.wait_for_function("document.querySelector('#table-T3 .deals').innerText.includes('›')", timeout=5000)
 
     review = page.locator('article.flag-item[data-rule="low_confidence"]')
     review.locator("input[name=cards]").fill("6S")
     review.locator("form.correct button").click()
     page.wait_for_url(f"{base}/flags/")
-    page.goto(f"{base}/tables/T1")
+    page.goto(f"{base}/tables/T3")
     assert "corrected by chief" in page.inner_text(".history")
     assert page.locator('.history [data-card="6S"]').count() == 1
 
-    page.goto(f"{base}/tables/T1/review?deal=1&step=4")
+    page.goto(f"{base}/tables/T3/review?deal=1&step=4")
     assert "step 4 of" in page.inner_text(".stepper")
     shot(page, "appeal-review")
 
     page.goto(f"{base}/results")
     shot(page, "results")
-    page.goto(f"{base}/tables/T2")
+    page.goto(f"{base}/tables/T1")
     assert "24 : 4" in page.inner_text(".facts")
     shot(page, "table-finished")
     shot(page, "readme-table", full_page=False)  # the shipped example, as ./run.sh serve shows it
