@@ -67,7 +67,7 @@ def test_confirming_a_flag_appends_a_penalty_and_closes_it(app, session):
     assert client.post(path, data=form).status_code == 302
     penalty = get_store(app).events("T1")[-1]
     assert penalty["type"] == "penalty" and penalty["by"] == "referee" and penalty["level"] == "violation"
-    assert penalty["flag"] == {"rule": "P4", "seat": "S", "at": 12.0}
+    assert penalty["evidence"] == {"flag": {"rule": "P4", "seat": "S", "at": 12.0}}
     table = client.get("/api/tables/T1").get_json()
     assert table["open_flags"] == {} and table["state"]["penalties"]["NS"]["violation"] == 1
     console = client.get("/flags/").get_data(as_text=True)

@@ -2,7 +2,7 @@
 
 Each flag shows its rule with the rule's text, the seat, the message, the evidence the
 agent sent with the event (frames, RFID reads), and its claim window (X5). A referee
-confirms it (a ``penalty`` event naming the flag), dismisses it with a reason (a
+confirms it (a ``penalty`` event whose ``evidence`` names the flag), dismisses it with a reason (a
 ``dismiss`` event), or corrects a misread play (a ``correction`` event). All three are
 appended through the store like any other event: the table re-derives, and every open
 page hears of it.
@@ -154,7 +154,7 @@ def confirm(table_id: str):
     timeline, flag = _flag(table_id, form)
     _submit(table_id, {"type": "penalty", "t": _stamp(timeline), "side": flag["side"], "seat": flag["seat"],
                        "level": form.level.data, "rule": flag["rule"],
-                       "flag": {"rule": flag["rule"], "seat": flag["seat"], "at": flag["at"]}})
+                       "evidence": {"flag": {"rule": flag["rule"], "seat": flag["seat"], "at": flag["at"]}}})
     return _back()
 
 

@@ -123,8 +123,9 @@ class Timelines:
         timeline.steps.append(step)
         timeline.views.clear()
         timeline.head_seq = max(timeline.head_seq, event["seq"])
-        flag = event.get("flag")
-        if event["type"] == "penalty" and isinstance(flag, dict):
+        evidence = event.get("evidence")
+        flag = evidence.get("flag") if isinstance(evidence, dict) else None
+        if event["type"] == "penalty" and isinstance(flag, dict):  # a confirmed flag (web.app.flags)
             timeline.closed[flag_key(flag)] = {"how": "confirmed", "by": event.get("by"), "seq": event["seq"],
                                                "level": event.get("level")}
         for r in records:
