@@ -25,15 +25,13 @@ from . import context
 from .api import table_ids
 from .auth import safe_next, requires
 from .i18n import t
-from .public import flag_status, redact
+from .public import flag_status, redact, review_status
 from .rulebook import rule_text
 from .tables import evidence_of
 from .timeline import Timeline, flag_key
 
 bp = Blueprint("flags", __name__, url_prefix="/flags")
 
-REVIEW_REASONS = ("low_confidence", "recognition_conflict")
-"""Reviews about what was read: the console offers a correction for them."""
 SEVERITY_ORDER = {"loss": 0, "foul": 1, "violation": 2, "warning": 3}
 
 
@@ -61,16 +59,14 @@ class CorrectForm(FlaskForm):
 def items(table_id: str, timeline: Timeline) -> list[dict]:
     """Every flag and read-review of a table, with its status, rule text and evidence."""
     state = timeline.steps[-1].state_view if timeline.steps else {}
-    deal = (state.get("deal") or {}).get("number")
     found = []
     for step in timeline.steps:
         for record in step.records:
             kind = record.get("type")
             if kind == "flag":
                 status = flag_status(record, timeline.closed, state)
-            elif kind == "review" and record.get("reason") in REVIEW_REASONS:
-                status = "corrected" if step.corrected else ("open" if record.get("deal", deal) == deal
-                                                            and not state.get("over") else "lapsed")
+            elif kind == "review":  # something the referee engine will not guess: for a human
+                status = review_status(record, step, state)
             else:
                 continue
             event = step.event

@@ -27,8 +27,10 @@ def language() -> str:
     return lang if lang in LANGUAGES else DEFAULT
 
 
-def t(key: str, **values) -> str:
-    """The label ``key`` in the visitor's language (the key itself if none is known)."""
+def t(key: str, default: str | None = None, **values) -> str:
+    """The label ``key`` in the visitor's language (``default``, else the key, if none is known)."""
     entry = catalogue().get(key)
-    text = key if entry is None else entry.get(language()) or entry[DEFAULT]
+    if entry is None:
+        return key if default is None else default
+    text = entry.get(language()) or entry[DEFAULT]
     return text.format(**values) if values else text

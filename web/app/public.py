@@ -24,6 +24,8 @@ HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
 TAKEN_BACK = {"P4", "P5"}
 """Flags on a play whose cards go back to the hand (out of turn, illegal): not on the table."""
+READ_REVIEWS = ("low_confidence", "recognition_conflict")
+"""Reviews about what was read: a correction answers them."""
 SEVERITIES = ("loss", "foul", "violation", "warning")
 """Most severe first."""
 
@@ -107,6 +109,15 @@ def flag_status(record: dict, closed: dict, state: dict) -> str:
     return "open"
 
 
+def review_status(record: dict, step: Step, state: dict) -> str:
+    """A review (what the engine will not guess) is open until the next deal starts, unless a
+    correction of the read it is about answered it (a read can be corrected later too, S4)."""
+    if step.corrected and record.get("reason") in READ_REVIEWS:
+        return "corrected"
+    current = (state.get("deal") or {}).get("number")
+    return "open" if record.get("deal", current) == current and not state.get("over") else "lapsed"
+
+
 def _steps(steps: list[Step], delay: float) -> list[Step]:
     """The steps a viewer may see now: with a delay, those ``delay`` s of table time old."""
     if delay <= 0 or not steps:
@@ -137,7 +148,8 @@ def _public(timeline: Timeline, table_id: str, delay: float, upto: int) -> dict:
     records = [r for s in steps for r in s.records]
     open_flags = Counter(r["severity"] for r in records
                          if r.get("type") == "flag" and flag_status(r, timeline.closed, state) == "open")
-    reviews = [r for r in records if r.get("type") == "review" and r.get("deal") in (None, deal.get("number"))]
+    reviews = [r for s in steps for r in s.records
+               if r.get("type") == "review" and review_status(r, s, state) == "open"]
     return {
         "table": table_id,
         "ruleset": timeline.ruleset,
