@@ -8,20 +8,6 @@ headers, and one blueprint per area (floor, tables, flags, results, api, auth).
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template, request
-from flask_login import current_user
-from flask_wtf.csrf import CSRFProtect, generate_csrf
-from werkzeug.exceptions import HTTPException
-
-from web.store import get_store, init_app
-from web.tournament.tables import TournamentTables
-
-from .config import from_env, session_key
-from .drawing import card_svg, cards_svg
-from .i18n import language, t
-
-csrf = CSRFProtect()
-
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 SECURITY_HEADERS = {
@@ -32,10 +18,23 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(config: dict | None = None) -> Flask:
-    """The dashboard, configured from ``GUANDAN_*`` variables updated with ``config``."""
+def create_app(config: dict | None = None):
+    """The dashboard (a ``Flask`` app), configured from ``GUANDAN_*`` variables updated with
+    ``config``. Flask and the store are imported here, not with the package, so that the
+    command line (``web.app.cli``) starts without them."""
+    from flask import Flask, jsonify, render_template, request
+    from flask_login import current_user
+    from flask_wtf.csrf import CSRFProtect, generate_csrf
+    from werkzeug.exceptions import HTTPException
+
+    from web.store import init_app
+    from web.tournament.tables import TournamentTables
+
     from . import api, auth, floor, flags, results, tables
     from .broker import make_broker
+    from .config import from_env, session_key
+    from .drawing import card_svg, cards_svg
+    from .i18n import language, t
     from .public import state_extract
     from .timeline import Timelines
 
@@ -56,7 +55,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)
-    csrf.init_app(app)
+    csrf = CSRFProtect(app)
     auth.login_manager.init_app(app)
     auth.login_manager.login_view = "auth.login"
     auth.limiter.init_app(app)
@@ -79,18 +78,11 @@ def create_app(config: dict | None = None) -> Flask:
 
     @app.errorhandler(HTTPException)
     def _error(exc: HTTPException):
-        return _error_page(exc)
+        """JSON under ``/api``, a page in the visitor's language elsewhere."""
+        status = exc.code or 500
+        message = {403: t("error.forbidden"), 404: t("error.missing")}.get(status, exc.description)
+        if request.path.startswith("/api/"):
+            return jsonify(error=exc.description if status not in (403, 404) else message), status
+        return render_template("error.html", status=status, message=message), status
 
     return app
-
-
-def _error_page(exc: HTTPException):
-    """JSON under ``/api``, a page in the visitor's language elsewhere."""
-    status = exc.code or 500
-    message = {403: t("error.forbidden"), 404: t("error.missing")}.get(status, exc.description)
-    if request.path.startswith("/api/"):
-        return jsonify(error=exc.description if status not in (403, 404) else message), status
-    return render_template("error.html", status=status, message=message), status
-
-
-__all__ = ["create_app", "get_store"]
