@@ -1,7 +1,13 @@
 """Card reader benchmark on rendered play areas in designs held out of training.
 
     .venv/bin/python bench/recognizer.py [--images 300] [--seed 7]
+    .venv/bin/python bench/recognizer.py --rotation [--images 60]
+    .venv/bin/python bench/recognizer.py --realcards [../shared/realcards]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
+
+Every report compares the reader's settings side by side in one run: ``upright`` (one
+view, as the reader was before it looked at turned images) and ``any-angle`` (the
+defaults: two views a quarter turn apart, from the image's dominant edge direction).
 
 For each held-out design (the real decks of ``recognizer.synth.decks.HELD_OUT`` when the
 Debian deck packages are installed, and the held-out procedural designs always): per-card
@@ -12,6 +18,13 @@ and the most common misreads. The truth of an image is the cards with at least o
 corner index in view (a card a hand covers entirely cannot be read). The real decks
 are rendered from the Debian packages when installed (the benchmark never installs them).
 
+``--rotation`` lays the same rendered scenes of the held-out designs at 0-345 degrees in
+15-degree steps and prints the exact-multiset accuracy per angle and its spread (target:
+flat within 2 points). ``--realcards`` reads the real photographs of
+``../shared/realcards`` (see its README): the straightened single cards as photographed
+and turned by 90 and 45 degrees, and the whole-deal photos (exact sets and the share of
+labelled cards found; a joker read counts as a false joker, the set has none).
+
 ``--choose-thresholds`` is how the reader's runtime settings were chosen: exact-multiset
 accuracy over a grid of detector score, classifier floor and classifier views on scenes of the *training*
 designs (scene seeds no training run and no benchmark uses), never on the held-out ones.
@@ -21,6 +34,7 @@ from __future__ import annotations
 
 import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 import argparse
+import json
 import os
 import time
 from collections import Counter
@@ -29,12 +43,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from recognizer.orientation import rotate_image
 from recognizer.reader import CardReader
 from recognizer.synth import HELD_OUT_PROCEDURAL
 from recognizer.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
 from recognizer.synth.fonts import index_fonts
 from recognizer.synth.scenes import Scene, random_hand, render_scene
-from referee.cards import card_name, wildcard
+from referee.cards import BJ, SJ, card_name, parse_cards, wildcard
 
 DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
 SWEEP_SEED = 50_000_000  # training scenes use seed * 1_000_003 + k for small seeds: far below this
@@ -142,22 +157,100 @@ def choose_thresholds(models: Path | None, images: int) -> None:
     print(f"best: {best[0]} view(s), detector score {best[1]}, classifier floor {best[2]} ({ok[best] / images:.1%})")
 
 
+SETTINGS = {"upright": {"passes": 1, "deskew": False}, "any-angle": {}}
+"""The reader settings every report compares: the upright-only reader and the defaults."""
+SWEEP_ANGLES = tuple(range(0, 360, 15))
+REALCARDS = Path(__file__).resolve().parents[1] / ".." / "shared" / "realcards"
+
+
+def readers(models: Path | None) -> dict[str, CardReader]:
+    built = {name: CardReader(models, threads=1, **kw) for name, kw in SETTINGS.items()}
+    for reader in built.values():
+        reader.read(np.zeros((200, 400, 3), np.uint8))  # warm-up
+    return built
+
+
+def rendered_scenes(images: int, seed: int) -> list[Scene]:
+    """``images`` scenes spread over the held-out procedural designs (always available)."""
+    designs = list(HELD_OUT_PROCEDURAL)
+    return [render_scene(seed * 100_000 + k, designs[k % len(designs)]) for k in range(images)]
+
+
+def rotation_sweep(reader: CardReader, scenes: list[Scene], angles=SWEEP_ANGLES) -> dict[int, float]:
+    """Exact-multiset accuracy of ``reader`` on ``scenes`` turned by each of ``angles``."""
+    truths = [visible_cards(scene) for scene in scenes]
+    return {
+        angle: sum(Counter(reader.read(rotate_image(s.image, angle)).cards) == t for s, t in zip(scenes, truths)) / len(scenes)
+        for angle in angles
+    }
+
+
+def report_rotation(models: Path | None, images: int, seed: int) -> None:
+    scenes = rendered_scenes(images, seed)
+    print(f"exact-multiset accuracy per angle, {images} scenes of the held-out procedural designs turned by each angle")
+    print(f"{'angle':>6}  " + "  ".join(f"{name:>10}" for name in SETTINGS))
+    sweeps = {name: rotation_sweep(reader, scenes) for name, reader in readers(models).items()}
+    for angle in SWEEP_ANGLES:
+        print(f"{angle:>6}  " + "  ".join(f"{sweeps[name][angle]:>10.1%}" for name in SETTINGS))
+    for name, sweep in sweeps.items():
+        values = list(sweep.values())
+        print(f"{name}: mean {np.mean(values):.1%}, min {min(values):.1%}, max {max(values):.1%}, spread {max(values) - min(values):.1%} (target <= 2 points)")
+
+
+def report_realcards(models: Path | None, folder: Path) -> None:
+    labels = json.loads((folder / "labels.json").read_text())
+    images = {name: cv2.imread(str(folder / "images" / name), cv2.IMREAD_COLOR) for name in sorted(labels)}
+    singles = [n for n in images if n.startswith("bidly_card_")]
+    deals = [n for n in images if n.startswith("bidly_deal")]
+    print(f"real photographs: {folder.resolve()} ({len(singles)} straightened single cards, {len(deals)} whole-deal photos)")
+    for name, reader in readers(models).items():
+        line = []
+        for turn in (0, 90, 45):
+            ok = sum(Counter(reader.read(rotate_image(images[n], turn)).cards) == Counter(parse_cards(labels[n])) for n in singles)
+            line.append(f"single cards turned {turn}: {ok}/{len(singles)} exact")
+        found = total = extra = jokers = exact = 0
+        t0 = time.perf_counter()
+        for n in deals:
+            truth, got = Counter(parse_cards(labels[n])), Counter(reader.read(images[n]).cards)
+            exact += got == truth
+            found += sum((truth & got).values())
+            total += sum(truth.values())
+            extra += sum((got - truth).values())
+            jokers += sum(c for card, c in got.items() if card in (SJ, BJ))
+        ms = 1000 * (time.perf_counter() - t0) / max(1, len(deals))
+        print(f"{name:<10} " + ", ".join(line))
+        print(
+            f"{'':<10} whole deals: {exact}/{len(deals)} exact, {found}/{total} labelled cards found ({found / max(1, total):.1%}), "
+            f"{extra} cards read that are not labelled, {jokers} false jokers, {ms:.0f} ms/photo"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=300, help="images per held-out design")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
     ap.add_argument("--choose-thresholds", action="store_true", help="sweep the runtime thresholds on training designs instead")
+    ap.add_argument("--rotation", action="store_true", help="the rotation sweep instead (--images scenes in all)")
+    ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     if args.choose_thresholds:
         choose_thresholds(args.models, args.images)
-        return
-    reader = CardReader(args.models, threads=1)
-    reader.read(np.zeros((200, 400, 3), np.uint8))  # warm-up
+    elif args.rotation:
+        report_rotation(args.models, args.images, args.seed)
+    elif args.realcards:
+        report_realcards(args.models, args.realcards)
+    else:
+        for name, reader in readers(args.models).items():
+            print(f"== reader settings: {name}")
+            report_held_out(reader, args.images, args.seed)
+
+
+def report_held_out(reader: CardReader, images: int, seed: int) -> None:
     totals = Counter()
     for design in held_out_designs():
-        r = run(design, reader, args.images, args.seed)
+        r = run(design, reader, images, seed)
         d_ok, d_n = r["exact_dup"]
         w_ok, w_n = r["exact_wild"]
         b_ok, b_n = r["exact_big"]

@@ -2,7 +2,8 @@
 
 ``recognize IMAGE... --json`` prints one JSON object per image per line: ``image``,
 ``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
-(``card``, ``conf``, ``box`` [x0, y0, x1, y1] px) and ``confidence``; an unreadable or
+(``card``, ``conf``, ``box`` [x0, y0, x1, y1] px, ``angle``: the turn in degrees,
+counter-clockwise, that shows the index upright) and ``confidence``; an unreadable or
 missing file gets an ``error`` field, the other images are still read, and the exit code
 is 1. With ``--table`` the images are frames of a whole table and the table pipeline
 (:mod:`recognizer.table.frames`) reads them instead.
@@ -47,7 +48,9 @@ def _reading_json(path: str, reading) -> dict:
     return {
         "image": path,
         "cards": [card_name(c) for c in reading.cards],
-        "detections": [{"card": card_name(d.card), "conf": round(d.conf, 4), "box": [round(v, 1) for v in d.box]} for d in reading.detections],
+        "detections": [
+            {"card": card_name(d.card), "conf": round(d.conf, 4), "box": [round(v, 1) for v in d.box], "angle": d.angle} for d in reading.detections
+        ],
         "confidence": round(reading.confidence, 4),
     }
 

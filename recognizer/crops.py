@@ -9,6 +9,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from recognizer.orientation import rotate_points
 from referee.cards import FACES, Card
 
 CROP_H, CROP_W = 48, 32
@@ -19,11 +20,17 @@ NOT_INDEX = 2 * N_FACES
 N_CLASSES = NOT_INDEX + 1
 
 
-def crop_index(image: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
-    """The ``CROP_H`` x ``CROP_W`` BGR crop around ``box`` (x0, y0, x1, y1), edges replicated."""
+def crop_index(image: np.ndarray, box: tuple[float, float, float, float], angle: float = 0.0) -> np.ndarray:
+    """The ``CROP_H`` x ``CROP_W`` BGR crop around ``box`` (x0, y0, x1, y1), edges replicated.
+
+    With an ``angle``, ``box`` lies in the frame of the image turned by that many degrees
+    about its origin (OpenCV's sense), and the crop is cut square to that frame.
+    """
     x0, y0, x1, y1 = box
     pw, ph = (x1 - x0) * PAD, (y1 - y0) * PAD
     src = np.float32([[x0 - pw, y0 - ph], [x1 + pw, y0 - ph], [x0 - pw, y1 + ph]])
+    if angle:
+        src = rotate_points(src, -angle).astype(np.float32)
     dst = np.float32([[0, 0], [CROP_W, 0], [0, CROP_H]])
     M = cv2.getAffineTransform(src, dst)
     return cv2.warpAffine(image, M, (CROP_W, CROP_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)

@@ -1,4 +1,4 @@
-"""Corner indices -> a multiset of cards (pure; no model, no image).
+"""Corner indices -> a multiset of cards (no model, no image).
 
 A card prints its index twice: upright at the top-left and upside down at the
 bottom-right. In a row of overlapping cards most show one of the two, the top card shows
@@ -12,6 +12,14 @@ indices, so identical faces side by side count twice.
 Before counting, two hits of one face and orientation whose boxes overlap are one index
 read twice (the detector's boxes around one index that NMS kept apart): the indices of
 two different cards never overlap, since a covered index is not visible at all.
+
+Hits may come from several rotated views of one image (:mod:`recognizer.orientation`):
+each carries the ``angle`` of its view, and its box is in that view's frame (the image
+turned by ``angle`` about its origin). Two hits of different views whose centres lie
+within :data:`SAME_PLACE` index heights are one index seen twice: the most confident
+read stays, whatever face the others named (a view turned far from the index misreads
+it). Pairing the two corners of one card then happens in the frame where the first
+corner reads upright, so a card counts once at any angle.
 """
 
 from __future__ import annotations
@@ -20,7 +28,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
+
+from recognizer.orientation import rotate_points
 from referee.cards import Card
 
 # The far corner sits this many index heights away (a card's diagonal across designs; a tall
@@ -33,50 +45,86 @@ PAIR_SIZE_RATIO = 1.8
 # to be the same index read twice (visible indices of two cards were measured to overlap
 # by up to 0.44 in rendered rows).
 SAME_INDEX_OVERLAP = 0.6
+# Centres of two hits from different views closer than this share of the smaller index
+# height are one index (two cards' visible indices lie at least ~0.3 heights apart).
+SAME_PLACE = 0.25
+# The far corner's index reads upside down relative to the first: its view angle differs
+# by half a turn, up to this many degrees (views 45 degrees apart can read the two corners).
+PAIR_TURN_TOLERANCE = 50.0
 
 
 @dataclass(frozen=True)
 class IndexHit:
-    """One read corner index: face, upside down or not, pixel box, confidence."""
+    """One read corner index: face, upside down or not (in its view), box in its view's
+    frame, confidence, and the view's rotation (degrees, OpenCV's counter-clockwise sense)."""
 
     card: Card
     inverted: bool
     box: tuple[float, float, float, float]
     conf: float
+    angle: float = 0.0
+
+    @property
+    def height(self) -> float:
+        return self.box[3] - self.box[1]
+
+    @property
+    def upright_angle(self) -> float:
+        """The rotation that shows this index upright (its view's, or half a turn more)."""
+        return (self.angle + (180.0 if self.inverted else 0.0)) % 360.0
+
+    def centre(self) -> np.ndarray:
+        """The box centre in the image's own pixel frame."""
+        return rotate_points(np.array([_centre(self.box)]), -self.angle)[0]
 
 
 def _centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
     return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
 
 
+def _turn(a: float, b: float) -> float:
+    """The smaller angle between two directions, in degrees."""
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
 def could_pair(up: IndexHit, down: IndexHit) -> bool:
-    """True when ``down`` sits where the bottom-right index of ``up``'s card would."""
-    hu, hd = up.box[3] - up.box[1], down.box[3] - down.box[1]
+    """True when ``down`` sits where the far (bottom-right) index of ``up``'s card would,
+    seen in the frame where ``up`` reads upright."""
+    hu, hd = up.height, down.height
     if min(hu, hd) <= 0 or max(hu, hd) / min(hu, hd) > PAIR_SIZE_RATIO:
         return False
-    (ux, uy), (dx, dy) = _centre(up.box), _centre(down.box)
-    vx, vy = dx - ux, dy - uy
+    if abs(_turn(up.upright_angle, down.upright_angle) - 180.0) > PAIR_TURN_TOLERANCE:
+        return False
+    vx, vy = rotate_points((down.centre() - up.centre())[None], up.upright_angle)[0]
     dist = math.hypot(vx, vy) / ((hu + hd) / 2)
     angle = math.degrees(math.atan2(vy, vx))
     return PAIR_DISTANCE[0] <= dist <= PAIR_DISTANCE[1] and PAIR_ANGLE_DEG[0] <= angle <= PAIR_ANGLE_DEG[1]
 
 
-def _max_matching(ups: list[IndexHit], downs: list[IndexHit]) -> int:
-    """Size of a maximum matching between upright and inverted indices (Kuhn's algorithm)."""
-    edges = [[j for j, d in enumerate(downs) if could_pair(u, d)] for u in ups]
-    owner: list[int | None] = [None] * len(downs)
+def _max_matching(hits: list[IndexHit]) -> int:
+    """Size of a maximum matching among ``hits`` of one face, an edge joining the two
+    corners one card could show. Exact (memoised over subsets): a face shows at most a
+    handful of indices; past 16 the matching is greedy."""
+    n = len(hits)
+    partners = [[j for j in range(n) if j != i and (could_pair(hits[i], hits[j]) or could_pair(hits[j], hits[i]))] for i in range(n)]
+    if n > 16:
+        used: set[int] = set()
+        for i in range(n):
+            j = next((j for j in partners[i] if j not in used and i not in used), None)
+            if j is not None:
+                used |= {i, j}
+        return len(used) // 2
 
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in edges[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if owner[j] is None or augment(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
+    @lru_cache(maxsize=None)
+    def best(free: int) -> int:
+        if not free:
+            return 0
+        i = (free & -free).bit_length() - 1
+        rest = free & ~(1 << i)
+        return max([best(rest)] + [1 + best(rest & ~(1 << j)) for j in partners[i] if rest >> j & 1])
 
-    return sum(augment(i, set()) for i in range(len(ups)))
+    return best((1 << n) - 1)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
@@ -89,20 +137,26 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return iw * ih / smaller if smaller > 0 else 0.0
 
 
+def _same_index(a: IndexHit, b: IndexHit) -> bool:
+    if a.angle == b.angle:
+        return a.card == b.card and a.inverted == b.inverted and _overlap(a.box, b.box) > SAME_INDEX_OVERLAP
+    return float(np.hypot(*(a.centre() - b.centre()))) < SAME_PLACE * min(a.height, b.height)
+
+
 def distinct_indices(hits: Iterable[IndexHit]) -> list[IndexHit]:
-    """``hits`` without repeats: of overlapping hits of one face and orientation the most confident stays."""
+    """``hits`` without repeats: of overlapping hits of one face and orientation in one
+    view, or of hits at one place in different views, the most confident stays."""
     kept: list[IndexHit] = []
     for hit in sorted(hits, key=lambda h: -h.conf):
-        if not any(k.card == hit.card and k.inverted == hit.inverted and _overlap(k.box, hit.box) > SAME_INDEX_OVERLAP for k in kept):
+        if not any(_same_index(k, hit) for k in kept):
             kept.append(hit)
     return kept
 
 
 def cards_from_indices(hits: Iterable[IndexHit]) -> list[Card]:
     """The multiset of cards the indices show, sorted by rank then suit."""
-    by_face: dict[Card, tuple[list[IndexHit], list[IndexHit]]] = {}
+    by_face: dict[Card, list[IndexHit]] = {}
     for hit in distinct_indices(hits):
-        ups, downs = by_face.setdefault(hit.card, ([], []))
-        (downs if hit.inverted else ups).append(hit)
-    counts = Counter({face: len(u) + len(d) - _max_matching(u, d) for face, (u, d) in by_face.items()})
+        by_face.setdefault(hit.card, []).append(hit)
+    counts = Counter({face: len(h) - _max_matching(h) for face, h in by_face.items()})
     return sorted(counts.elements())

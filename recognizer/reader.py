@@ -16,6 +16,7 @@ import numpy as np
 
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
 from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
+from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import Card
 
 MODELS = Path(__file__).with_name("models")
@@ -31,11 +32,25 @@ def _grown(box: tuple[float, float, float, float], share: float) -> tuple[float,
 
 @dataclass(frozen=True)
 class Detection:
-    """One corner index read: the face, the classifier's confidence, its box (x0, y0, x1, y1) in pixels."""
+    """One corner index read: the face, the classifier's confidence, its box (x0, y0, x1, y1)
+    in image pixels (the bounds of the index box as read), and the rotation (degrees,
+    OpenCV's counter-clockwise sense) that shows the index upright."""
 
     card: Card
     conf: float
     box: tuple[float, float, float, float]
+    angle: float = 0.0
+
+
+Candidate = tuple[tuple[float, float, float, float], float, np.ndarray, float]
+"""One detected box (in its view's frame), its detector score, the classifier's class
+probabilities and the view's rotation."""
+
+
+def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = box
+    pts = rotate_points(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]), -angle)
+    return tuple(round(float(v), 1) for v in (*pts.min(0), *pts.max(0)))
 
 
 @dataclass(frozen=True)
@@ -70,15 +85,22 @@ class IndexDetector:
         self.det_conf = det_conf
         self.nms_iou = nms_iou
 
-    def detect(self, image: np.ndarray) -> list[tuple[tuple[float, float, float, float], float]]:
-        """Index boxes (x0, y0, x1, y1) in ``image`` pixels with their scores, after NMS."""
-        ih, iw = image.shape[:2]
+    def detect(self, image: np.ndarray, angle: float = 0.0) -> list[tuple[tuple[float, float, float, float], float]]:
+        """Index boxes (x0, y0, x1, y1) with their scores, after NMS: in ``image`` pixels, or
+        with an ``angle`` in the frame of ``image`` turned by that many degrees about its
+        origin (OpenCV's sense; :func:`recognizer.orientation.rotation`)."""
         th, tw = self.size
+        turn, (iw, ih) = rotation(image.shape, angle)
         s = min(th / ih, tw / iw)
-        nh, nw = max(1, round(ih * s)), max(1, round(iw * s))
+        small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+        if angle:
+            small_turn, size = rotation(small.shape, angle)
+            small = cv2.warpAffine(small, small_turn, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(114, 114, 114))
+        nh, nw = min(th, small.shape[0]), min(tw, small.shape[1])
         top, left = (th - nh) // 2, (tw - nw) // 2
         canvas = np.full((th, tw, 3), 114, np.uint8)
-        canvas[top : top + nh, left : left + nw] = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA)
+        canvas[top : top + nh, left : left + nw] = small[:nh, :nw]
+        ox, oy = -turn[0, 2], -turn[1, 2]  # the turned canvas's origin in the turned frame
         x = to_tensor(canvas[None, :, :, ::-1])
         out = self.session.run(None, {self.session.get_inputs()[0].name: x})[0][0]  # (5, anchors)
         keep = out[4] >= self.det_conf
@@ -89,7 +111,7 @@ class IndexDetector:
         for i in np.array(picked).reshape(-1):
             x0, y0, bw, bh = boxes[i]
             box = ((x0 - left) / s, (y0 - top) / s, (x0 + bw - left) / s, (y0 + bh - top) / s)
-            box = (max(0.0, box[0]), max(0.0, box[1]), min(float(iw), box[2]), min(float(ih), box[3]))
+            box = (max(0.0, box[0]) + ox, max(0.0, box[1]) + oy, min(float(iw), box[2]) + ox, min(float(ih), box[3]) + oy)
             if box[2] > box[0] and box[3] > box[1]:
                 found.append((box, float(score[i])))
         return found
@@ -104,7 +126,12 @@ class CardReader:
     :attr:`AreaReading.confidence` above that floor). ``views`` is how many crops of each
     box the classifier sees (the box as detected, then grown by :data:`VIEW_GROWTH` per
     view) before their probabilities are averaged: a box the detector placed loosely on
-    an unseen deck is then read from a second framing too.
+    an unseen deck is then read from a second framing too. ``passes`` is how many rotated
+    views of the image the reader looks in (:func:`recognizer.orientation.pass_angles`:
+    evenly over half a turn from the image's dominant edge direction with ``deskew``);
+    ``passes=1, deskew=False`` is the upright-only reader. A read from any view but the
+    one whose reads add up to the most confidence needs ``other_view_conf``: a view turned
+    a quarter off the cards reads their art and pips as indices, unsurely.
     """
 
     def __init__(
@@ -115,6 +142,9 @@ class CardReader:
         nms_iou: float = 0.4,
         views: int = 2,
         threads: int = 1,
+        passes: int = 2,
+        deskew: bool = True,
+        other_view_conf: float = 0.85,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -123,32 +153,42 @@ class CardReader:
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
         self.views = views
+        if passes < 1:
+            raise ValueError(f"passes must be at least 1, got {passes}")
+        self.passes = passes
+        self.deskew = deskew
+        self.other_view_conf = other_view_conf
 
-    def candidates(self, image_bgr: np.ndarray) -> list[tuple[tuple[float, float, float, float], float, np.ndarray]]:
-        """Every index box the detector scores at least ``det_conf``, with that score and the
-        classifier's class probabilities (before any threshold on them)."""
+    def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
+        """Every index box the detector scores at least ``det_conf`` in any of the reader's
+        views, with that score, the classifier's class probabilities (before any threshold
+        on them) and the view's rotation."""
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
-        found = self.detector.detect(image_bgr)
+        found = [
+            (box, score, angle)
+            for angle in pass_angles(image_bgr, self.passes, self.deskew)
+            for box, score in self.detector.detect(image_bgr, angle)
+        ]
         if not found:
             return []
-        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH)) for v in range(self.views) for box, _ in found])
+        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, _, angle in found])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
         probs = probs.reshape(self.views, len(found), -1).mean(0)
-        return [(box, score, p) for (box, score), p in zip(found, probs)]
+        return [(box, score, p, angle) for (box, score, angle), p in zip(found, probs)]
 
-    def reading(self, candidates, det_conf: float | None = None, min_conf: float | None = None) -> AreaReading:
+    def reading(self, candidates: list[Candidate], det_conf: float | None = None, min_conf: float | None = None) -> AreaReading:
         """The cards that ``candidates`` show, keeping those at or above both thresholds
         (the reader's own by default; a higher ``det_conf`` than the reader's selects the
         same boxes a reader built with it would find, since NMS keeps boxes by score)."""
         det_conf = self.detector.det_conf if det_conf is None else det_conf
         min_conf = self.min_conf if min_conf is None else min_conf
         hits = []
-        for box, score, p in candidates:
+        for box, score, p, angle in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
             if decoded is None or score < det_conf:
@@ -157,9 +197,16 @@ class CardReader:
             conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
             if conf < min_conf or p[NOT_INDEX] > conf:
                 continue
-            hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4)))
-        hits = sorted(distinct_indices(hits), key=lambda h: (h.box[0], h.box[1]))
-        detections = [Detection(h.card, h.conf, h.box) for h in hits]
+            hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle))
+        weight: dict[float, float] = {}
+        for h in hits:
+            weight[h.angle] = weight.get(h.angle, 0.0) + h.conf
+        main = max(weight, key=weight.__getitem__, default=0.0)
+        hits = [h for h in hits if h.angle == main or h.conf >= self.other_view_conf]
+        detections = sorted(
+            (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in distinct_indices(hits)),
+            key=lambda d: (d.box[0], d.box[1]),
+        )
         return AreaReading(cards_from_indices(hits), detections, min((d.conf for d in detections), default=1.0))
 
     def read(self, image_bgr: np.ndarray) -> AreaReading:
