@@ -81,6 +81,7 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
     per_face = {k: Counter() for k in ("tp", "fp", "fn")}
     confusions: Counter = Counter()
     times = []
+    trust = []
     for k in range(images):
         n = int(min(10, 1 + rng.geometric(0.22)))
         cards = random_hand(rng, n)
@@ -94,6 +95,7 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
         times.append(time.perf_counter() - t0)
         got = Counter(reading.cards)
         exact = got == truth
+        trust.append((reading.uncertain, exact))
         dup = any(v > 1 for v in truth.values())
         wild = truth[wildcard(level)] > 0
         big = min((lab.box[3] - lab.box[1] for lab in scene.labels), default=0) >= TABLE_INDEX_PX
@@ -126,6 +128,7 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
         "ms": 1000 * float(np.mean(times)),
         "ms_p95": 1000 * float(np.percentile(times, 95)),
         "confusions": confusions.most_common(8),
+        "trust": trust,
         "worst_recall": sorted(
             ((card_name(f), per_face["tp"][f] / (per_face["tp"][f] + per_face["fn"][f])) for f in per_face["fn"]),
             key=lambda x: x[1],
@@ -204,14 +207,20 @@ def report_realcards(models: Path | None, folder: Path) -> None:
     deals = [n for n in images if n.startswith("bidly_deal")]
     print(f"real photographs: {folder.resolve()} ({len(singles)} straightened single cards, {len(deals)} whole-deal photos)")
     for name, reader in readers(models).items():
-        line = []
+        line, trust = [], []
         for turn in (0, 90, 45):
-            ok = sum(Counter(reader.read(rotate_image(images[n], turn)).cards) == Counter(parse_cards(labels[n])) for n in singles)
+            ok = 0
+            for n in singles:
+                reading = reader.read(rotate_image(images[n], turn))
+                trust.append((reading.uncertain, Counter(reading.cards) == Counter(parse_cards(labels[n]))))
+                ok += trust[-1][1]
             line.append(f"single cards turned {turn}: {ok}/{len(singles)} exact")
         found = total = extra = jokers = exact = 0
         t0 = time.perf_counter()
         for n in deals:
-            truth, got = Counter(parse_cards(labels[n])), Counter(reader.read(images[n]).cards)
+            reading = reader.read(images[n])
+            truth, got = Counter(parse_cards(labels[n])), Counter(reading.cards)
+            trust.append((reading.uncertain, got == truth))
             exact += got == truth
             found += sum((truth & got).values())
             total += sum(truth.values())
@@ -223,6 +232,45 @@ def report_realcards(models: Path | None, folder: Path) -> None:
             f"{'':<10} whole deals: {exact}/{len(deals)} exact, {found}/{total} labelled cards found ({found / max(1, total):.1%}), "
             f"{extra} cards read that are not labelled, {jokers} false jokers, {ms:.0f} ms/photo"
         )
+        print(f"{'':<10} {abstention(trust)}")
+
+
+CALIBRATION_SEED = SWEEP_SEED + 1_000_000
+
+
+def calibrate(models: Path | None, images: int, target: float = 0.995) -> None:
+    """The lowest reading confidence above which reads of training-design scenes (turned
+    at random: upright, a quarter turn either way or any angle) are exact at least
+    ``target`` of the time, and how many reads it keeps."""
+    decks = [d for d in prepare_decks(DATA, install=False) if d.name not in HELD_OUT]
+    sampler = training_design_sampler(decks, fonts=index_fonts())
+    reader = CardReader(models, threads=1)
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    scored = []
+    for k in range(images):
+        scene = render_scene(CALIBRATION_SEED + k, sampler)
+        angle = float(rng.choice([0.0, 0.0, 90.0, 270.0, rng.uniform(0, 360)]))
+        reading = reader.read(rotate_image(scene.image, angle))
+        scored.append((reading.confidence, Counter(reading.cards) == visible_cards(scene)))
+    scored.sort(key=lambda x: -x[0])
+    right = np.cumsum([ok for _, ok in scored])
+    keep = [i + 1 for i in range(len(scored)) if right[i] >= target * (i + 1) and (i + 1 == len(scored) or scored[i + 1][0] < scored[i][0])]
+    n = max(keep, default=0)
+    print(f"{images} training-design scenes: exact {right[-1] / len(scored):.1%} overall")
+    for t in (0.5, 0.8, 0.9, 0.95, 0.97):
+        sel = [ok for c, ok in scored if c >= t]
+        print(f"  confidence >= {t}: {len(sel)} reads ({len(sel) / len(scored):.1%}), exact {np.mean(sel) if sel else float('nan'):.2%}")
+    if n:
+        print(f"threshold for >= {target:.1%} exact: confidence >= {scored[n - 1][0]} keeps {n} of {len(scored)} reads ({n / len(scored):.1%})")
+    else:
+        print(f"no confidence threshold reaches {target:.1%} exact")
+
+
+def abstention(scored: list[tuple[bool, bool]]) -> str:
+    """``(uncertain, exact)`` per read -> how the reads the reader trusts fared."""
+    trusted = [ok for uncertain, ok in scored if not uncertain]
+    rate = f"{np.mean(trusted):.2%} exact" if trusted else "none"
+    return f"trusted reads {len(trusted)}/{len(scored)}: {rate}"
 
 
 def main() -> None:
@@ -231,12 +279,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
     ap.add_argument("--choose-thresholds", action="store_true", help="sweep the runtime thresholds on training designs instead")
+    ap.add_argument("--calibrate", action="store_true", help="choose the confidence threshold on training designs instead")
     ap.add_argument("--rotation", action="store_true", help="the rotation sweep instead (--images scenes in all)")
     ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     if args.choose_thresholds:
         choose_thresholds(args.models, args.images)
+    elif args.calibrate:
+        calibrate(args.models, args.images)
     elif args.rotation:
         report_rotation(args.models, args.images, args.seed)
     elif args.realcards:
@@ -249,6 +300,7 @@ def main() -> None:
 
 def report_held_out(reader: CardReader, images: int, seed: int) -> None:
     totals = Counter()
+    trust: list[tuple[bool, bool]] = []
     for design in held_out_designs():
         r = run(design, reader, images, seed)
         d_ok, d_n = r["exact_dup"]
@@ -263,6 +315,8 @@ def report_held_out(reader: CardReader, images: int, seed: int) -> None:
             print("    misreads (truth -> read, '-' = none):", ", ".join(f"{a}->{b} x{c}" for (a, b), c in r["confusions"]))
         if r["worst_recall"]:
             print("    lowest recall:", ", ".join(f"{f} {v:.2f}" for f, v in r["worst_recall"]))
+        print("    " + abstention(r["trust"]))
+        trust += r["trust"]
         totals["images"] += r["images"]
         totals["exact"] += round(r["exact"] * r["images"])
         totals["big"] += b_n
@@ -272,6 +326,7 @@ def report_held_out(reader: CardReader, images: int, seed: int) -> None:
         f"  on the {totals['big']} images whose every index is >= {TABLE_INDEX_PX} px tall (the table's reading scale): "
         f"{totals['big_ok'] / max(1, totals['big']):.2%}"
     )
+    print("  " + abstention(trust))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 ``recognize IMAGE... --json`` prints one JSON object per image per line: ``image``,
 ``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
 (``card``, ``conf``, ``box`` [x0, y0, x1, y1] px, ``angle``: the turn in degrees,
-counter-clockwise, that shows the index upright) and ``confidence``; an unreadable or
+counter-clockwise, that shows the index upright), ``card_confidence`` (one per card of
+``cards``), ``confidence`` (of the whole reading) and ``uncertain`` (the confidence is
+below the reader's calibrated threshold: the read must be confirmed); an unreadable or
 missing file gets an ``error`` field, the other images are still read, and the exit code
 is 1. With ``--table`` the images are frames of a whole table and the table pipeline
 (:mod:`recognizer.table.frames`) reads them instead.
@@ -51,7 +53,9 @@ def _reading_json(path: str, reading) -> dict:
         "detections": [
             {"card": card_name(d.card), "conf": round(d.conf, 4), "box": [round(v, 1) for v in d.box], "angle": d.angle} for d in reading.detections
         ],
+        "card_confidence": [round(c, 4) for c in reading.card_confidence],
         "confidence": round(reading.confidence, 4),
+        "uncertain": reading.uncertain,
     }
 
 
@@ -88,7 +92,8 @@ def recognize(args: argparse.Namespace) -> int:
         elif "error" in record:
             print(f"{path}: error: {record['error']}", file=sys.stderr)
         else:
-            print(f"{path}: {' '.join(record['cards']) or '(no cards)'}  (confidence {record['confidence']:.2f})")
+            flag = ", uncertain" if record["uncertain"] else ""
+            print(f"{path}: {' '.join(record['cards']) or '(no cards)'}  (confidence {record['confidence']:.2f}{flag})")
     return 1 if failed else 0
 
 

@@ -69,6 +69,11 @@ class IndexHit:
         return self.box[3] - self.box[1]
 
     @property
+    def size(self) -> float:
+        """The index's longer side: its height, but the width of a joker's word laid across."""
+        return max(self.box[3] - self.box[1], self.box[2] - self.box[0])
+
+    @property
     def upright_angle(self) -> float:
         """The rotation that shows this index upright (its view's, or half a turn more)."""
         return (self.angle + (180.0 if self.inverted else 0.0)) % 360.0
@@ -91,7 +96,7 @@ def _turn(a: float, b: float) -> float:
 def could_pair(up: IndexHit, down: IndexHit) -> bool:
     """True when ``down`` sits where the far (bottom-right) index of ``up``'s card would,
     seen in the frame where ``up`` reads upright."""
-    hu, hd = up.height, down.height
+    hu, hd = up.size, down.size
     if min(hu, hd) <= 0 or max(hu, hd) / min(hu, hd) > PAIR_SIZE_RATIO:
         return False
     if abs(_turn(up.upright_angle, down.upright_angle) - 180.0) > PAIR_TURN_TOLERANCE:

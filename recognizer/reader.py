@@ -15,11 +15,12 @@ import cv2
 import numpy as np
 
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
-from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
+from recognizer.geometry import IndexHit, cards_from_indices, could_pair, distinct_indices
 from recognizer.orientation import pass_angles, rotate_points, rotation
-from referee.cards import Card
+from referee.cards import BJ, SJ, Card
 
 MODELS = Path(__file__).with_name("models")
+JOKERS = (SJ, BJ)
 VIEW_GROWTH = 0.06
 """Each further classifier view grows the detected box by this share of its size on every side."""
 
@@ -53,13 +54,25 @@ def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple
     return tuple(round(float(v), 1) for v in (*pts.min(0), *pts.max(0)))
 
 
+CONFIDENT = 0.96
+"""The reading confidence from which a read is trusted (below it the read is marked
+``uncertain``): chosen on scenes of the training designs so that reads at or above it were
+exact at least 99.5 % of the time (``bench/recognizer.py --calibrate``; MODEL.md)."""
+
+
 @dataclass(frozen=True)
 class AreaReading:
-    """What one image shows: the cards as a sorted multiset, the indices behind it, and the weakest confidence."""
+    """What one image shows: the cards as a sorted multiset, each card's confidence (same
+    order), the indices behind them, and the confidence of the whole reading: the weakest
+    card's, lowered by the strongest detected box that no card explains (an index the
+    classifier could not name is a card that may be missing). ``uncertain`` below the
+    reader's threshold: the referee must not take such a read silently."""
 
     cards: list[Card] = field(default_factory=list)
     detections: list[Detection] = field(default_factory=list)
     confidence: float = 1.0
+    card_confidence: list[float] = field(default_factory=list)
+    uncertain: bool = False
 
 
 def _session(path: Path, threads: int):
@@ -72,6 +85,28 @@ def _session(path: Path, threads: int):
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _card_confidence(cards: list[Card], hits: list[IndexHit]) -> list[float]:
+    """Each card's confidence: the face's most confident reads, one per card counted."""
+    by_face: dict[Card, list[float]] = {}
+    for h in hits:
+        by_face.setdefault(h.card, []).append(h.conf)
+    for confs in by_face.values():
+        confs.sort(reverse=True)
+    seen: dict[Card, int] = {}
+    out = []
+    for card in cards:
+        k = seen.get(card, 0)
+        seen[card] = k + 1
+        out.append(by_face[card][min(k, len(by_face[card]) - 1)])
+    return out
+
+
+def _explained(box: tuple[float, float, float, float], angle: float, hits: list[IndexHit]) -> bool:
+    """True when a detected box lies on an index that a kept read stands for."""
+    probe = IndexHit(0, False, box, 0.0, angle)
+    return any(float(np.hypot(*(probe.centre() - h.centre()))) < 0.5 * max(probe.size, h.size) for h in hits)
 
 
 class IndexDetector:
@@ -131,7 +166,11 @@ class CardReader:
     evenly over half a turn from the image's dominant edge direction with ``deskew``);
     ``passes=1, deskew=False`` is the upright-only reader. A read from any view but the
     one whose reads add up to the most confidence needs ``other_view_conf``: a view turned
-    a quarter off the cards reads their art and pips as indices, unsurely.
+    a quarter off the cards reads their art and pips as indices, unsurely. A joker needs
+    ``joker_conf``, or its card's other corner read as the same joker where a card's far
+    corner lies: court art and printed words are the detector's commonest false indices,
+    and the classifier names them jokers (measured on training designs: false jokers were
+    read at 0.41-0.69 in the median, true ones at 0.77 or more nine times in ten).
     """
 
     def __init__(
@@ -145,6 +184,8 @@ class CardReader:
         passes: int = 2,
         deskew: bool = True,
         other_view_conf: float = 0.85,
+        joker_conf: float = 0.6,
+        confident: float = CONFIDENT,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -158,6 +199,8 @@ class CardReader:
         self.passes = passes
         self.deskew = deskew
         self.other_view_conf = other_view_conf
+        self.joker_conf = joker_conf
+        self.confident = confident
 
     def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
         """Every index box the detector scores at least ``det_conf`` in any of the reader's
@@ -181,12 +224,15 @@ class CardReader:
         probs = probs.reshape(self.views, len(found), -1).mean(0)
         return [(box, score, p, angle) for (box, score, angle), p in zip(found, probs)]
 
-    def reading(self, candidates: list[Candidate], det_conf: float | None = None, min_conf: float | None = None) -> AreaReading:
-        """The cards that ``candidates`` show, keeping those at or above both thresholds
+    def reading(
+        self, candidates: list[Candidate], det_conf: float | None = None, min_conf: float | None = None, joker_conf: float | None = None
+    ) -> AreaReading:
+        """The cards that ``candidates`` show, keeping those at or above the thresholds
         (the reader's own by default; a higher ``det_conf`` than the reader's selects the
         same boxes a reader built with it would find, since NMS keeps boxes by score)."""
         det_conf = self.detector.det_conf if det_conf is None else det_conf
         min_conf = self.min_conf if min_conf is None else min_conf
+        joker_conf = self.joker_conf if joker_conf is None else joker_conf
         hits = []
         for box, score, p, angle in candidates:
             k = int(p.argmax())
@@ -203,11 +249,17 @@ class CardReader:
             weight[h.angle] = weight.get(h.angle, 0.0) + h.conf
         main = max(weight, key=weight.__getitem__, default=0.0)
         hits = [h for h in hits if h.angle == main or h.conf >= self.other_view_conf]
+        hits = [h for h in distinct_indices(hits) if h.card not in JOKERS or h.conf >= joker_conf or any(
+            o is not h and o.card == h.card and (could_pair(h, o) or could_pair(o, h)) for o in hits)]
         detections = sorted(
-            (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in distinct_indices(hits)),
+            (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in hits),
             key=lambda d: (d.box[0], d.box[1]),
         )
-        return AreaReading(cards_from_indices(hits), detections, min((d.conf for d in detections), default=1.0))
+        cards = cards_from_indices(hits)
+        card_conf = _card_confidence(cards, hits)
+        unexplained = max((score for box, score, _, angle in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
+        confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
+        return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident)
 
     def read(self, image_bgr: np.ndarray) -> AreaReading:
         """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""

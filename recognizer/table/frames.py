@@ -46,6 +46,7 @@ def recognize_frames(paths: list[str], calibration: str | None, reader: AreaRead
                 "cards": [card_name(c) for c in sorted(reading.cards)],
                 "tokens": sorted(tokens.get(area.seat, ())),
                 "confidence": round(float(reading.confidence), 3),
+                "uncertain": bool(reading.uncertain),
             }
         results.append(result)
     return results

@@ -407,6 +407,7 @@ class TruthReading:
     cards: list[int]
     detections: list = field(default_factory=list)
     confidence: float = 1.0
+    uncertain: bool = False
 
 
 class TruthReaders:

@@ -52,6 +52,8 @@ class Observation:
     frame: int
     cards: tuple[int, ...] = ()
     confidence: float = 1.0
+    uncertain: bool = False
+    """The reader marked some reading of the play uncertain (below its calibrated threshold)."""
 
     def to_json(self, crop: str | None = None) -> dict[str, Any]:
         event: dict[str, Any] = {"type": self.type, "seat": self.seat}
@@ -63,6 +65,8 @@ class Observation:
             confidence=round(self.confidence, 3),
             evidence={"frame": self.frame, "crop": crop},
         )
+        if self.uncertain:
+            event["uncertain"] = True
         return event
 
 
@@ -79,6 +83,7 @@ class AreaSegmenter:
         self._candidate: AreaState | None = None
         self._since: tuple[float, int] = (0.0, 0)
         self._confidence = 1.0
+        self._uncertain = False
         self._committed = False
         self._last: AreaState | None = None
         self._last_play: tuple[int, ...] = ()
@@ -89,17 +94,20 @@ class AreaSegmenter:
         return self._since if self._candidate is not None else None
 
     def feed(
-        self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0
+        self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False
     ) -> list[Observation]:
-        """One frame: ``state`` is what the still area shows, ``None`` while in flux."""
+        """One frame: ``state`` is what the still area shows, ``None`` while in flux;
+        ``confidence`` and ``uncertain`` are the reader's for it (a play carries the lowest
+        confidence, and is uncertain if any reading was, while it stood still)."""
         if state is None:
             self._candidate = None
             return []
         if state != self._candidate:
-            self._candidate, self._since, self._confidence = state, (t, frame), confidence
+            self._candidate, self._since, self._confidence, self._uncertain = state, (t, frame), confidence, uncertain
             self._committed = False
         else:
             self._confidence = min(self._confidence, confidence)
+            self._uncertain = self._uncertain or uncertain
         if self._committed or t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
             return []
         self._committed = True
@@ -115,7 +123,7 @@ class AreaSegmenter:
         if state.cards != last.cards:
             played = self._played(state.cards, t)
             if played:
-                found.append(Observation("play", self.seat, t, frame, played, self._confidence))
+                found.append(Observation("play", self.seat, t, frame, played, self._confidence, self._uncertain))
         for kind in sorted(state.tokens - last.tokens):
             found.append(Observation(kind, self.seat, t, frame))
         return found

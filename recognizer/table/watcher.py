@@ -27,6 +27,7 @@ from .segment import AreaSegmenter, AreaState
 class AreaReading(Protocol):
     cards: list[int]
     confidence: float
+    uncertain: bool
 
 
 class AreaReader(Protocol):
@@ -92,7 +93,7 @@ class _Area:
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
-        self.reading: tuple[tuple[int, ...], float] = ((), 1.0)
+        self.reading: tuple[tuple[int, ...], float, bool] = ((), 1.0, False)
         self.crops: dict[int, np.ndarray] = {}
 
 
@@ -147,7 +148,7 @@ class TableWatcher:
             state = self._still_state(seat, area, self._views.small(seat, small), frame, index)
             if state is not None:
                 state = AreaState(state, tokens.get(seat, frozenset()))
-            for obs in area.segmenter.feed(t, index, state, area.reading[1]):
+            for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2]):
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events
@@ -168,7 +169,7 @@ class TableWatcher:
             reading = self.readers[seat].read(crop)
             self.reads += 1
             area.read_view = view
-            area.reading = (tuple(sorted(reading.cards)), float(reading.confidence))
+            area.reading = (tuple(sorted(reading.cards)), float(reading.confidence), bool(reading.uncertain))
             if self.crops_dir is not None:
                 area.crops[index] = crop
         return area.reading[0]

@@ -99,3 +99,34 @@ def test_views_average_the_classifier_over_framings():
     assert two.read(image).cards == parse_cards("9D TD JD QD")
     with pytest.raises(ValueError, match="views"):
         CardReader(views=0)
+
+
+def _probs(card, conf, inverted=False):
+    from recognizer.crops import N_CLASSES, NOT_INDEX, class_of
+
+    p = np.zeros(N_CLASSES, np.float32)
+    p[class_of(parse_cards(card)[0], inverted)] = conf
+    p[NOT_INDEX] = 1 - conf
+    return p
+
+
+def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
+    top, far = (10.0, 10.0, 20.0, 40.0), (60.0, 110.0, 70.0, 140.0)  # a card's two corners
+    lone = [(top, 0.9, _probs("SJ", 0.5), 0.0)]
+    assert reader.reading(lone).cards == []  # art read as a joker, unsurely
+    assert reader.reading([(top, 0.9, _probs("SJ", 0.7), 0.0)]).cards == parse_cards("SJ")
+    both = lone + [(far, 0.9, _probs("SJ", 0.5, inverted=True), 0.0)]
+    assert reader.reading(both).cards == parse_cards("SJ")  # both corners agree
+    assert reader.reading([(top, 0.9, _probs("7H", 0.5), 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
+
+
+def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
+    sure = [((10.0, 10.0, 20.0, 40.0), 0.9, _probs("7H", 0.99), 0.0), ((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.97), 0.0)]
+    reading = reader.reading(sure)
+    assert reading.cards == parse_cards("7H 8S") and reading.card_confidence == [0.99, 0.97]
+    assert reading.confidence == 0.97 and not reading.uncertain
+    unsure = reader.reading(sure[:1] + [((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.8), 0.0)])
+    assert unsure.confidence == 0.8 and unsure.uncertain
+    # A box the detector is sure of that no card explains lowers the confidence too.
+    unread = reader.reading(sure + [((80.0, 10.0, 90.0, 40.0), 0.6, _probs("9D", 0.2), 0.0)])
+    assert unread.cards == parse_cards("7H 8S") and unread.confidence == 0.4 and unread.uncertain

@@ -12,7 +12,7 @@ class Blind:
     """A reader that sees no cards: what remains comes from markers alone."""
 
     def read(self, image):
-        return type("Reading", (), {"cards": [], "confidence": 1.0})()
+        return type("Reading", (), {"cards": [], "confidence": 1.0, "uncertain": False})()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ class Recording:
 
     def read(self, image):
         self.crops.append(image)
-        return type("Reading", (), {"cards": [48], "confidence": 0.75})()
+        return type("Reading", (), {"cards": [48], "confidence": 0.75, "uncertain": True})()
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_each_seat_gets_its_area_read_and_its_tokens(frame_with_tokens):
     (result,) = recognize_frames([frame_with_tokens], None, reader=reader)
     assert result["image"] == frame_with_tokens
     assert [result[s]["tokens"] for s in "SENW"] == [["report"], ["report"], ["pass", "report"], ["report"]]
-    assert all(result[s]["cards"] == ["AS"] and result[s]["confidence"] == 0.75 for s in "SENW")
+    assert all(result[s]["cards"] == ["AS"] and result[s]["confidence"] == 0.75 and result[s]["uncertain"] for s in "SENW")
     assert "error" not in result
 
 

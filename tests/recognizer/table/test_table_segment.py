@@ -129,3 +129,15 @@ def test_observations_serialise_as_table_events_with_evidence():
         "confidence": 0.8,
         "evidence": {"frame": 37, "crop": "crops/000037_S.png"},
     }
+
+
+def test_a_play_read_uncertain_while_it_stood_still_is_marked_uncertain():
+    seg = AreaSegmenter("S", stable_s=0.5)
+    run(seg, [(1.0, state())])
+    seg.feed(1.0, 10, state("2C"), 0.97)
+    seg.feed(1.2, 12, state("2C"), 0.9, uncertain=True)
+    (play,) = seg.feed(1.6, 16, state("2C"), 0.99)
+    assert play.uncertain and play.to_json()["uncertain"] is True
+    seg.feed(2.0, 20, state("2C 3C"), 0.98)
+    (sure,) = seg.feed(2.6, 26, state("2C 3C"), 0.99)
+    assert not sure.uncertain and "uncertain" not in sure.to_json()
