@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from recognizer.images import MAX_PIXELS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recognize", help="read the cards lying face up in images")
@@ -26,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", action="store_true", help="the images are whole-table frames: segment plays per seat")
     p.add_argument("--calibration", metavar="FILE", help="table calibration file (with --table)")
     p.add_argument("--models", metavar="DIR", help="folder with index-detector.onnx and index-classifier.onnx")
+    p.add_argument("--max-pixels", type=int, default=MAX_PIXELS, metavar="N", help=f"refuse images larger than this (default {MAX_PIXELS:,})")
     p.set_defaults(handler=recognize)
 
     t = sub.add_parser("train-recognizer", help="render training data and train the card reader (needs the 'train' extra)")
@@ -63,30 +66,23 @@ def recognize(args: argparse.Namespace) -> int:
     if args.table:
         from recognizer.table.frames import recognize_frames
 
-        records = recognize_frames(list(args.images), args.calibration)
+        records = recognize_frames(list(args.images), args.calibration, max_pixels=args.max_pixels)
         for record in records:
             print(json.dumps(record), flush=True)
         return 1 if any("error" in r for r in records) else 0
     if args.calibration:
         raise ValueError("--calibration only applies with --table")
-    import cv2
-
+    from recognizer.images import load_image
     from recognizer.reader import CardReader
 
     reader = CardReader(Path(args.models) if args.models else None)
     failed = False
     for path in args.images:
-        image = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
-        if image is None:
+        try:
+            record = _reading_json(path, reader.read(load_image(path, args.max_pixels)))
+        except ValueError as exc:  # ImageError: the file; ValueError: an image the reader refuses
             failed = True
-            why = "no such file" if not Path(path).exists() else "not a readable image"
-            record = {"image": path, "error": f"{why}: {path}"}
-        else:
-            try:
-                record = _reading_json(path, reader.read(image))
-            except ValueError as exc:
-                failed = True
-                record = {"image": path, "error": str(exc)}
+            record = {"image": path, "error": str(exc)}
         if args.json:
             print(json.dumps(record), flush=True)
         elif "error" in record:

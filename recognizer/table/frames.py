@@ -6,6 +6,7 @@ from typing import Any
 
 import cv2
 
+from recognizer.images import MAX_PIXELS, ImageError, load_image
 from referee.cards import card_name
 
 from .calibration import CalibrationError, fit_homography
@@ -15,7 +16,9 @@ from .rectify import AreaViews
 from .watcher import AreaReader, area_tokens, default_reader
 
 
-def recognize_frames(paths: list[str], calibration: str | None, reader: AreaReader | None = None) -> list[dict[str, Any]]:
+def recognize_frames(
+    paths: list[str], calibration: str | None, reader: AreaReader | None = None, max_pixels: int = MAX_PIXELS
+) -> list[dict[str, Any]]:
     """One dict per frame: ``image`` and per seat ``{"cards", "tokens", "confidence"}``,
     or ``image`` and ``error`` when the file cannot be read or its markers are not found.
 
@@ -27,9 +30,10 @@ def recognize_frames(paths: list[str], calibration: str | None, reader: AreaRead
     detector = MarkerDetector()
     results: list[dict[str, Any]] = []
     for path in paths:
-        frame = cv2.imread(path, cv2.IMREAD_COLOR)
-        if frame is None:
-            results.append({"image": path, "error": "cannot read image (missing file or not an image)"})
+        try:
+            frame = load_image(path, max_pixels)
+        except ImageError as exc:
+            results.append({"image": path, "error": str(exc)})
             continue
         markers = detector.detect(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
         try:
