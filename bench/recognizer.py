@@ -9,7 +9,7 @@ Every report compares the reader's settings side by side in one run: ``upright``
 view, as the reader was before it looked at turned images) and ``any-angle`` (the
 defaults: two views a quarter turn apart, from the image's dominant edge direction).
 
-For each held-out design (the real decks of ``recognizer.synth.decks.HELD_OUT`` when the
+For each held-out design (the real decks of ``recognizer.training.synth.decks.HELD_OUT`` when the
 Debian deck packages are installed, and the held-out procedural designs always): per-card
 precision and recall, exact-multiset accuracy per image (target >= 99.5%), the same on
 images with duplicate faces, with wildcards and with every index at least 20 px tall
@@ -45,10 +45,10 @@ import numpy as np
 
 from recognizer.orientation import rotate_image
 from recognizer.reader import CardReader
-from recognizer.synth import HELD_OUT_PROCEDURAL
-from recognizer.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
-from recognizer.synth.fonts import index_fonts
-from recognizer.synth.scenes import Scene, random_hand, render_scene
+from recognizer.training.synth import HELD_OUT_PROCEDURAL
+from recognizer.training.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
+from recognizer.training.synth.fonts import index_fonts
+from recognizer.training.synth.scenes import Scene, random_hand, render_scene
 from referee.cards import BJ, SJ, card_name, parse_cards, wildcard
 
 DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))

@@ -94,9 +94,9 @@ def recognize(args: argparse.Namespace) -> int:
 
 
 def train(args: argparse.Namespace) -> int:
-    from recognizer import train as training
-    from recognizer.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
-    from recognizer.synth.fonts import ensure_font_packages, index_fonts
+    from recognizer.training import train as training
+    from recognizer.training.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
+    from recognizer.training.synth.fonts import ensure_font_packages, index_fonts
 
     work = Path(args.out).resolve()  # ultralytics puts a relative project under its own runs/ folder
     work.mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,7 @@ def run_sheets(args: argparse.Namespace) -> int:
 def run_render(args: argparse.Namespace) -> int:
     import cv2
 
-    from .render import TableRenderer, demo_script
+    from recognizer.training.table_video import TableRenderer, demo_script
 
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))

@@ -1,7 +1,7 @@
 """Corner indices to a multiset: both corners of one card count once, two decks count twice."""
 
 from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
-from recognizer.synth.scenes import render_scene
+from recognizer.training.synth.scenes import render_scene
 from referee.cards import parse_card
 
 H = 20.0  # index height in px; a card is ~90 px tall here

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from recognizer.reader import AreaReading, CardReader
-from recognizer.synth import HELD_OUT_PROCEDURAL, card_image
+from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image
 from web.app.cli import main
 from referee.cards import parse_cards
 
@@ -77,7 +77,7 @@ def test_cli_refuses_calibration_without_table(tmp_path, capsys):
 
 
 def test_reading_at_higher_thresholds_equals_a_reader_built_with_them(reader):
-    from recognizer.synth.scenes import render_scene
+    from recognizer.training.synth.scenes import render_scene
 
     strict = CardReader(det_conf=0.4, min_conf=0.8)
     loose = CardReader(det_conf=0.05, min_conf=0.3)

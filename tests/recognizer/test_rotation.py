@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from recognizer.geometry import IndexHit, cards_from_indices
 from recognizer.orientation import dominant_edge_angle, pass_angles, rotate_image, rotate_points
 from recognizer.reader import CardReader
-from recognizer.synth import HELD_OUT_PROCEDURAL
-from recognizer.synth.scenes import render_scene
+from recognizer.training.synth import HELD_OUT_PROCEDURAL
+from recognizer.training.synth.scenes import render_scene
 from referee.cards import parse_card
 
 SWEEP = tuple(range(0, 360, 45))

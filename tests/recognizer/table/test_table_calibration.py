@@ -7,7 +7,7 @@ import pytest
 from recognizer.table.calibration import CalibrationError, Calibrator, fit_homography
 from recognizer.table.layout import TableLayout
 from recognizer.table.markers import Marker, MarkerDetector
-from recognizer.table.render import Script, TableRenderer
+from recognizer.training.table_video import Script, TableRenderer
 
 LAYOUT = TableLayout()
 # A camera: table mm -> frame pixels (some perspective).

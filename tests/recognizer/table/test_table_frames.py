@@ -6,7 +6,7 @@ import pytest
 
 from recognizer.table.frames import recognize_frames
 from recognizer.table.markers import MarkerDetector, REPORT_IDS
-from recognizer.table.render import Act, Script, TableRenderer
+from recognizer.training.table_video import Act, Script, TableRenderer
 
 
 class Recording:

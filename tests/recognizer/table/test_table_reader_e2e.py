@@ -11,7 +11,7 @@ import pytest
 
 from referee.cards import parse_cards
 
-from recognizer.table.render import Act, Script, TableRenderer
+from recognizer.training.table_video import Act, Script, TableRenderer
 from recognizer.table.watcher import TableWatcher
 
 MODELS = Path(__file__).parents[3] / "recognizer" / "models"

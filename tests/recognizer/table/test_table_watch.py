@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from recognizer.table.render import Act, Script, TableRenderer, TruthReaders, demo_script
+from recognizer.training.table_video import Act, Script, TableRenderer, TruthReaders, demo_script
 from recognizer.table.watcher import TableWatcher, WatchSettings
 
 FPS = 10.0

@@ -8,7 +8,7 @@ from tens of thousands of cheap crops.
 
 1. ``detector``: an ultralytics YOLO built from ``models/index-detector.yaml`` (no
    pretrained weights), trained on rendered play-area scenes, exported to ONNX.
-2. ``classifier``: :mod:`recognizer.classifier_net` on index crops cut from rendered
+2. ``classifier``: :mod:`recognizer.training.classifier_net` on index crops cut from rendered
    scenes with the detector's typical box jitter, exported to ONNX.
 
 Both stages draw every scene from ``seed``; held-out designs never reach training.
@@ -25,9 +25,9 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.synth.scenes import render_scene
+from recognizer.training.synth.scenes import render_scene
 
-PACKAGE_MODELS = Path(__file__).with_name("models")
+PACKAGE_MODELS = Path(__file__).resolve().parents[1] / "models"
 DETECTOR_YAML = PACKAGE_MODELS / "index-detector.yaml"
 DETECTOR_SIZE = 320
 MINING_SCORE = 0.1
@@ -180,7 +180,7 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
 
 
 def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128, init: Path | None = None, mine_with: Path | None = None) -> Path:
-    """Train :class:`recognizer.classifier_net.IndexClassifier` on rendered crops; export ONNX.
+    """Train :class:`recognizer.training.classifier_net.IndexClassifier` on rendered crops; export ONNX.
 
     ``init`` (an earlier run's ``index-classifier.pt``) continues from those weights on the
     crops of ``seed`` with a third of the peak learning rate. ``mine_with`` (a detector
@@ -188,7 +188,7 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
     """
     import torch
 
-    from recognizer.classifier_net import IndexClassifier
+    from recognizer.training.classifier_net import IndexClassifier
     from recognizer.crops import CROP_H, CROP_W, to_tensor
     from recognizer.reader import IndexDetector
 

@@ -4,7 +4,7 @@ A :class:`Script` says what happens at the table (cards laid, areas cleared, car
 face down, hands hovering or straightening cards, tokens put down, lighting changes,
 flicker, a camera bump); :class:`TableRenderer` draws it as camera frames — a textured
 table with the corner markers, card faces from the project's card renderer
-(:func:`recognizer.synth.card_image`), the printed tokens of :mod:`.sheets`, hands, a
+(:func:`recognizer.training.synth.card_image`), the printed tokens of :mod:`recognizer.table.sheets`, hands, a
 perspective camera — and records per frame which face-up cards each area shows
 unoccluded. :meth:`Script.expected` gives the observations the script should produce.
 """
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 import cv2
 import numpy as np
 
-from recognizer.synth import PROCEDURAL_DESIGNS, Design, card_image
+from recognizer.training.synth import PROCEDURAL_DESIGNS, Design, card_image
 from referee.cards import card_name
 
-from .layout import Area, TableLayout
-from .markers import PASS_IDS, REPORT_IDS, marker_image
-from .sheets import QUIET_MM, token_image
+from recognizer.table.layout import Area, TableLayout
+from recognizer.table.markers import PASS_IDS, REPORT_IDS, marker_image
+from recognizer.table.sheets import QUIET_MM, token_image
 
 CARD_MM = (63.0, 88.0)
 CARD_STEP_MM = 22.0

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
-from recognizer.synth import PROCEDURAL_DESIGNS, card_image
-from recognizer.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
-from recognizer.synth.scenes import render_scene
-from recognizer.train import render_classifier_set, render_detector_set
+from recognizer.training.synth import PROCEDURAL_DESIGNS, card_image
+from recognizer.training.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
+from recognizer.training.synth.scenes import render_scene
+from recognizer.training.train import render_classifier_set, render_detector_set
 from referee.cards import FACES, card_name
 
 
@@ -69,7 +69,7 @@ def test_held_out_decks_never_sampled_for_training():
 
 @pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="rsvg-convert (librsvg2-bin) not installed")
 def test_npm_deck_renders_one_svg_per_card_from_the_unpacked_package(tmp_path):
-    from recognizer.synth.decks import _npm_faces
+    from recognizer.training.synth.decks import _npm_faces
 
     src = next(d for d in DECKS if d.name == "kennard")
     folder = tmp_path / "npm" / src.package.removeprefix("npm:").replace("/", "_").replace("@", "") / "package" / src.file

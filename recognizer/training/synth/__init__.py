@@ -2,7 +2,7 @@
 
 ``card_image(card, design, height_px)`` is the one card renderer of the project (the
 table-video renderer composites its output too); ``design`` is a procedural design from
-:data:`PROCEDURAL_DESIGNS` or a real deck from :mod:`recognizer.synth.decks`.
+:data:`PROCEDURAL_DESIGNS` or a real deck from :mod:`recognizer.training.synth.decks`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from recognizer.synth.designs import (
+from recognizer.training.synth.designs import (
     HELD_OUT_PROCEDURAL,
     PROCEDURAL_DESIGNS,
     Box,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from recognizer.synth.fonts import text_mask
+from recognizer.training.synth.fonts import text_mask
 from referee.cards import BJ, SJ, Card, card_name, is_joker, rank_of, suit_of
 
 Box = tuple[float, float, float, float]
@@ -82,7 +82,7 @@ class ProceduralDesign:
 def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...] = ()) -> ProceduralDesign:
     """The design drawn from ``seed``: the same seed always gives the same deck.
 
-    ``fonts`` (outline font files, see :mod:`recognizer.synth.fonts`) asks for the wider
+    ``fonts`` (outline font files, see :mod:`recognizer.training.synth.fonts`) asks for the wider
     variety of training designs: most then print their glyphs in one of these fonts, and
     a quarter print the joker index as the word JOKER across the corner. Both are drawn
     after every other choice, so a seed's design is otherwise the same as without fonts

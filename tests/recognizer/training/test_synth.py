@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from recognizer.synth import HELD_OUT_PROCEDURAL, PROCEDURAL_DESIGNS, card_image, procedural_design
-from recognizer.synth.scenes import render_scene
+from recognizer.training.synth import HELD_OUT_PROCEDURAL, PROCEDURAL_DESIGNS, card_image, procedural_design
+from recognizer.training.synth.scenes import render_scene
 from referee.cards import BJ, FACES, SJ, CardError, parse_card
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recognizer.synth import HELD_OUT_PROCEDURAL, card_image, procedural_design
-from recognizer.synth.fonts import GLYPHS, index_fonts, text_mask
+from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image, procedural_design
+from recognizer.training.synth.fonts import GLYPHS, index_fonts, text_mask
 from referee.cards import BJ, SJ, parse_card
 
 FONTS = index_fonts()

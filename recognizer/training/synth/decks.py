@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.synth.designs import Box, procedural_design
+from recognizer.training.synth.designs import Box, procedural_design
 from referee.cards import BJ, FACES, Card, card_name, is_joker, rank_of, suit_of
 
 APT_PACKAGES = ("gnome-cards-data", "kdegames-card-data-kf5", "librsvg2-bin")

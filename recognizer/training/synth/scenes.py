@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from recognizer.synth import Design
-from recognizer.synth.designs import procedural_design
+from recognizer.training.synth import Design
+from recognizer.training.synth.designs import procedural_design
 from referee.cards import DOUBLE_DECK, HEARTS, Card, make_card, rank_of
 
 MIN_VISIBLE = 0.75
