@@ -164,9 +164,11 @@ class CardReader:
     an unseen deck is then read from a second framing too. ``passes`` is how many rotated
     views of the image the reader looks in (:func:`recognizer.orientation.pass_angles`:
     evenly over half a turn from the image's dominant edge direction with ``deskew``);
-    ``passes=1, deskew=False`` is the upright-only reader. A read from any view but the
-    one whose reads add up to the most confidence needs ``other_view_conf``: a view turned
-    a quarter off the cards reads their art and pips as indices, unsurely. A joker needs
+    ``passes=1, deskew=False`` is the upright-only reader. ``classifier`` replaces the
+    classifier file (an enrolled deck's, :func:`recognizer.decks.deck_classifier`). The view
+    whose reads add up to the most confidence is the main one; another view adds only
+    reads of at least ``other_view_conf`` where the main view read nothing (a view turned
+    a quarter off the cards reads their art and pips as indices, unsurely). A joker needs
     ``joker_conf``, or its card's other corner read as the same joker where a card's far
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
@@ -186,10 +188,11 @@ class CardReader:
         other_view_conf: float = 0.85,
         joker_conf: float = 0.6,
         confident: float = CONFIDENT,
+        classifier: Path | None = None,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
-        self.classifier = _session(folder / "index-classifier.onnx", threads)
+        self.classifier = _session(Path(classifier) if classifier is not None else folder / "index-classifier.onnx", threads)
         self.min_conf = min_conf
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
@@ -248,8 +251,10 @@ class CardReader:
         for h in hits:
             weight[h.angle] = weight.get(h.angle, 0.0) + h.conf
         main = max(weight, key=weight.__getitem__, default=0.0)
-        hits = [h for h in hits if h.angle == main or h.conf >= self.other_view_conf]
-        hits = [h for h in distinct_indices(hits) if h.card not in JOKERS or h.conf >= joker_conf or any(
+        mains = distinct_indices([h for h in hits if h.angle == main])
+        others = distinct_indices([h for h in hits if h.angle != main and h.conf >= self.other_view_conf])
+        hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
+        hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or any(
             o is not h and o.card == h.card and (could_pair(h, o) or could_pair(o, h)) for o in hits)]
         detections = sorted(
             (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in hits),

@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     watch.add_argument("--json", action="store_true", help="JSON Lines (one observation per line)")
     watch.add_argument("--stable", metavar="SECONDS", type=float, default=0.6, help="how long an area must stay unchanged to count (default 0.6)")
     watch.add_argument("--crops", metavar="DIR", help="save each observation's area crop here as evidence")
+    watch.add_argument("--deck", metavar="NAME", help="read with the classifier adapted to this enrolled deck ('deck enroll')")
+    watch.add_argument("--data", metavar="DIR", help="data directory of enrolled decks (default $GUANDAN_DATA or ~/.cache/guandan-referee)")
     watch.set_defaults(handler=run_watch)
 
     sheets = sub.add_parser("table-sheets", help="write printable corner markers and tokens (PDF + PNG)")
@@ -46,7 +48,7 @@ def run_watch(args: argparse.Namespace) -> int:
     layout = load_layout(args.calibration)
     if args.stable < 0:
         raise ValueError(f"--stable must be >= 0 seconds, got {args.stable}")
-    watcher = TableWatcher(default_reader(), layout, WatchSettings(stable_s=args.stable), crops_dir=args.crops)
+    watcher = TableWatcher(default_reader(args.deck, args.data), layout, WatchSettings(stable_s=args.stable), crops_dir=args.crops)
     frames = video_frames(args.video) if args.video is not None else camera_frames(args.camera)
     try:
         for index, t, frame in frames:

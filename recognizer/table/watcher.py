@@ -36,15 +36,17 @@ class AreaReader(Protocol):
     def read(self, image_bgr: np.ndarray) -> AreaReading: ...
 
 
-def default_reader() -> AreaReader:
-    """The trained card reader (ONNX models), with a clear error while it is not there."""
+def default_reader(deck: str | None = None, data: str | None = None) -> AreaReader:
+    """The trained card reader (ONNX models), with a clear error while it is not there;
+    with ``deck``, the classifier adapted to that enrolled deck (under ``data``)."""
     try:
+        from recognizer.decks import deck_classifier
         from recognizer.reader import CardReader
     except ModuleNotFoundError as exc:
         if exc.name not in ("recognizer.reader", "onnxruntime"):
             raise
         raise ValueError(f"the card reader is not available ({exc.name} is missing)") from None
-    return CardReader()
+    return CardReader(classifier=deck_classifier(data, deck) if deck else None)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ from web.app.cli import main
 class Blind:
     """A reader that sees no cards: what remains comes from markers alone."""
 
+    def __init__(self, deck=None, data=None):
+        self.deck = deck
+
     def read(self, image):
         return type("Reading", (), {"cards": [], "confidence": 1.0, "uncertain": False})()
 
