@@ -4,6 +4,8 @@
     .venv/bin/python bench/recognizer.py --rotation [--images 60]
     .venv/bin/python bench/recognizer.py --realcards [../shared/realcards]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
+    .venv/bin/python bench/recognizer.py --calibrate [--images 500]
+    .venv/bin/python bench/recognizer.py --deck NAME --design DESIGN [--data DIR] [--images 300]
 
 Every report compares the reader's settings side by side in one run: ``upright`` (one
 view, as the reader was before it looked at turned images) and ``any-angle`` (the
@@ -24,6 +26,11 @@ flat within 2 points). ``--realcards`` reads the real photographs of
 ``../shared/realcards`` (see its README): the straightened single cards as photographed
 and turned by 90 and 45 degrees, and the whole-deal photos (exact sets and the share of
 labelled cards found; a joker read counts as a false joker, the set has none).
+
+``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
+deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
+classifier and with the enrolled one, side by side (target: >= 99.5% exact).
+``--calibrate`` chooses the reader's confidence threshold on training designs.
 
 ``--choose-thresholds`` is how the reader's runtime settings were chosen: exact-multiset
 accuracy over a grid of detector score, classifier floor and classifier views on scenes of the *training*
@@ -273,12 +280,30 @@ def abstention(scored: list[tuple[bool, bool]]) -> str:
     return f"trusted reads {len(trusted)}/{len(scored)}: {rate}"
 
 
+def report_enrolled(models: Path | None, deck: str, design_name: str, data: Path | None, images: int, seed: int) -> None:
+    from recognizer.decks import deck_classifier
+    from recognizer.training.enroll import design_named
+
+    design = design_named(design_name, data or DATA)
+    enrolled = CardReader(models, threads=1, classifier=deck_classifier(data, deck))
+    for name, reader in {**readers(models), f"enrolled {deck}": enrolled}.items():
+        print(f"== reader settings: {name}")
+        r = run(design, reader, images, seed)
+        print(f"{r['design']:<24} precision {r['precision']:.4f}  recall {r['recall']:.4f}  exact {r['exact']:.2%} (target 99.5%)  {r['ms']:.1f} ms/image")
+        if r["confusions"]:
+            print("    misreads (truth -> read, '-' = none):", ", ".join(f"{a}->{b} x{c}" for (a, b), c in r["confusions"]))
+        print("    " + abstention(r["trust"]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=300, help="images per held-out design")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
     ap.add_argument("--choose-thresholds", action="store_true", help="sweep the runtime thresholds on training designs instead")
+    ap.add_argument("--deck", metavar="NAME", help="an enrolled deck: compare its classifier with the committed one on --design")
+    ap.add_argument("--design", metavar="DESIGN", help="the rendered design the deck was enrolled from")
+    ap.add_argument("--data", type=Path, metavar="DIR", help="data directory of enrolled decks")
     ap.add_argument("--calibrate", action="store_true", help="choose the confidence threshold on training designs instead")
     ap.add_argument("--rotation", action="store_true", help="the rotation sweep instead (--images scenes in all)")
     ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
@@ -286,6 +311,10 @@ def main() -> None:
     cv2.setNumThreads(1)
     if args.choose_thresholds:
         choose_thresholds(args.models, args.images)
+    elif args.deck:
+        if not args.design:
+            ap.error("--deck needs --design (the rendered design it was enrolled from)")
+        report_enrolled(args.models, args.deck, args.design, args.data, args.images, args.seed)
     elif args.calibrate:
         calibrate(args.models, args.images)
     elif args.rotation:

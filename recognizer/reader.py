@@ -21,6 +21,8 @@ from referee.cards import BJ, SJ, Card
 
 MODELS = Path(__file__).with_name("models")
 JOKERS = (SJ, BJ)
+TILE_ABOVE = 1.5
+"""Images whose longer side exceeds this many tiles are read in tiles as well as whole."""
 VIEW_GROWTH = 0.06
 """Each further classifier view grows the detected box by this share of its size on every side."""
 
@@ -85,6 +87,20 @@ def _session(path: Path, threads: int):
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _tiles(image: np.ndarray, tile: int) -> list[tuple[tuple[int, int], np.ndarray]]:
+    """The whole image, and for one much larger than ``tile`` its overlapping ``tile``-sized
+    pieces too (a quarter overlap): the detector sees a fixed 320 px input, so in a whole
+    deal photographed from above the indices would be a few pixels tall."""
+    h, w = image.shape[:2]
+    out = [((0, 0), image)]
+    if not tile or max(h, w) <= TILE_ABOVE * tile:
+        return out
+    step = max(1, tile * 3 // 4)
+    xs = sorted({min(x, max(0, w - tile)) for x in range(0, max(1, w - tile + step), step)})
+    ys = sorted({min(y, max(0, h - tile)) for y in range(0, max(1, h - tile + step), step)})
+    return out + [((x, y), image[y : y + tile, x : x + tile]) for y in ys for x in xs]
 
 
 def _card_confidence(cards: list[Card], hits: list[IndexHit]) -> list[float]:
@@ -165,7 +181,9 @@ class CardReader:
     views of the image the reader looks in (:func:`recognizer.orientation.pass_angles`:
     evenly over half a turn from the image's dominant edge direction with ``deskew``);
     ``passes=1, deskew=False`` is the upright-only reader. ``classifier`` replaces the
-    classifier file (an enrolled deck's, :func:`recognizer.decks.deck_classifier`). The view
+    classifier file (an enrolled deck's, :func:`recognizer.decks.deck_classifier`). An image
+    more than :data:`TILE_ABOVE` times ``tile`` pixels long is also read in ``tile``-sized
+    pieces (``tile=0``: never); a table's play-area crop is far smaller. The view
     whose reads add up to the most confidence is the main one; another view adds only
     reads of at least ``other_view_conf`` where the main view read nothing (a view turned
     a quarter off the cards reads their art and pips as indices, unsurely). A joker needs
@@ -189,6 +207,7 @@ class CardReader:
         joker_conf: float = 0.6,
         confident: float = CONFIDENT,
         classifier: Path | None = None,
+        tile: int = 640,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -204,6 +223,7 @@ class CardReader:
         self.other_view_conf = other_view_conf
         self.joker_conf = joker_conf
         self.confident = confident
+        self.tile = tile
 
     def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
         """Every index box the detector scores at least ``det_conf`` in any of the reader's
@@ -213,11 +233,18 @@ class CardReader:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
-        found = [
-            (box, score, angle)
-            for angle in pass_angles(image_bgr, self.passes, self.deskew)
-            for box, score in self.detector.detect(image_bgr, angle)
-        ]
+        found = []
+        for angle in pass_angles(image_bgr, self.passes, self.deskew):
+            boxes, scores = [], []
+            for (ox, oy), tile in _tiles(image_bgr, self.tile):
+                sx, sy = rotate_points(np.array([[ox, oy]], np.float64), angle)[0]
+                for (x0, y0, x1, y1), score in self.detector.detect(tile, angle):
+                    boxes.append((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
+                    scores.append(score)
+            if len(boxes) > 1 and self.tile:  # an index seen whole and in a tile, or in two tiles
+                keep = cv2.dnn.NMSBoxes([[b[0], b[1], b[2] - b[0], b[3] - b[1]] for b in boxes], scores, 0.0, self.detector.nms_iou)
+                boxes, scores = [boxes[i] for i in np.array(keep).reshape(-1)], [scores[i] for i in np.array(keep).reshape(-1)]
+            found += [(tuple(float(v) for v in box), score, angle) for box, score in zip(boxes, scores)]
         if not found:
             return []
         crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, _, angle in found])
