@@ -5,6 +5,7 @@
     .venv/bin/python bench/recognizer.py --realcards [../shared/realcards]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
+    .venv/bin/python bench/recognizer.py --speed [--images 200]
     .venv/bin/python bench/recognizer.py --deck NAME --design DESIGN [--data DIR] [--images 300]
 
 Every report compares the reader's settings side by side in one run: ``upright`` (one
@@ -31,6 +32,9 @@ labelled cards found; a joker read counts as a false joker, the set has none).
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
 classifier and with the enrolled one, side by side (target: >= 99.5% exact).
 ``--calibrate`` chooses the reader's confidence threshold on training designs.
+``--speed`` times reads of play-area crops the size the table reads (600 x 260 px: a
+300 x 130 mm area at 2 px/mm) in CPU milliseconds of the reading process (target <= 30
+ms on one core; CPU time, not wall time, so a busy shared machine does not inflate it).
 
 ``--choose-thresholds`` is how the reader's runtime settings were chosen: exact-multiset
 accuracy over a grid of detector score, classifier floor and classifier views on scenes of the *training*
@@ -295,6 +299,22 @@ def report_enrolled(models: Path | None, deck: str, design_name: str, data: Path
         print("    " + abstention(r["trust"]))
 
 
+TABLE_CROP = (600, 260)
+
+
+def report_speed(models: Path | None, images: int, seed: int) -> None:
+    designs = list(HELD_OUT_PROCEDURAL)
+    crops = [render_scene(seed * 100_000 + k, designs[k % len(designs)], size=TABLE_CROP).image for k in range(images)]
+    print(f"CPU ms per read of a {TABLE_CROP[0]} x {TABLE_CROP[1]} px play-area crop, {images} rendered crops, one thread")
+    for name, reader in readers(models).items():
+        times = []
+        for image in crops:
+            t0 = time.process_time()
+            reader.read(image)
+            times.append(time.process_time() - t0)
+        print(f"{name:<10} mean {1000 * np.mean(times):.1f} ms, p95 {1000 * np.percentile(times, 95):.1f} ms (target <= 30 ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=300, help="images per held-out design")
@@ -304,6 +324,7 @@ def main() -> None:
     ap.add_argument("--deck", metavar="NAME", help="an enrolled deck: compare its classifier with the committed one on --design")
     ap.add_argument("--design", metavar="DESIGN", help="the rendered design the deck was enrolled from")
     ap.add_argument("--data", type=Path, metavar="DIR", help="data directory of enrolled decks")
+    ap.add_argument("--speed", action="store_true", help="CPU time per table-sized play-area crop instead")
     ap.add_argument("--calibrate", action="store_true", help="choose the confidence threshold on training designs instead")
     ap.add_argument("--rotation", action="store_true", help="the rotation sweep instead (--images scenes in all)")
     ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
@@ -315,6 +336,8 @@ def main() -> None:
         if not args.design:
             ap.error("--deck needs --design (the rendered design it was enrolled from)")
         report_enrolled(args.models, args.deck, args.design, args.data, args.images, args.seed)
+    elif args.speed:
+        report_speed(args.models, args.images, args.seed)
     elif args.calibrate:
         calibrate(args.models, args.images)
     elif args.rotation:
