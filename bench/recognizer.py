@@ -9,8 +9,9 @@
     .venv/bin/python bench/recognizer.py --deck NAME --design DESIGN [--data DIR] [--images 300]
 
 Every report compares the reader's settings side by side in one run: ``upright`` (one
-view, as the reader was before it looked at turned images) and ``any-angle`` (the
-defaults: two views a quarter turn apart, from the image's dominant edge direction).
+upright view, no tiles, jokers like any other face: the settings before the reader looked
+at turned images) and ``any-angle`` (the defaults: two views a quarter turn apart from the
+image's dominant edge direction, large photos also in tiles, jokers only when sure).
 
 For each held-out design (the real decks of ``recognizer.training.synth.decks.HELD_OUT`` when the
 Debian deck packages are installed, and the held-out procedural designs always): per-card
@@ -171,8 +172,9 @@ def choose_thresholds(models: Path | None, images: int) -> None:
     print(f"best: {best[0]} view(s), detector score {best[1]}, classifier floor {best[2]} ({ok[best] / images:.1%})")
 
 
-SETTINGS = {"upright": {"passes": 1, "deskew": False}, "any-angle": {}}
-"""The reader settings every report compares: the upright-only reader and the defaults."""
+SETTINGS = {"upright": {"passes": 1, "deskew": False, "tile": 0, "joker_conf": 0.0}, "any-angle": {}}
+"""The reader settings every report compares: the reader as it was (one upright view, no
+tiles, jokers like any face) and the defaults."""
 SWEEP_ANGLES = tuple(range(0, 360, 15))
 REALCARDS = Path(__file__).resolve().parents[1] / ".." / "shared" / "realcards"
 
