@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from recognizer.images import ImageError, load_image
-from web.cli import main
+from web.app.cli import main
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from recognizer.training.enroll import EnrollError, faces_of_design, read_faces
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.train import render_classifier_set
 from referee.cards import FACES, card_name
-from web.cli import main
+from web.app.cli import main
 
 DESIGN = HELD_OUT_PROCEDURAL[0]  # never trained on
 
