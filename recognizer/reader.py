@@ -4,6 +4,11 @@ Two ONNX models run under onnxruntime: a one-class YOLO finds corner indices, a 
 classifier names each crop (face, upright or upside down, or "not an index"), and
 :mod:`recognizer.geometry` turns the indices into a multiset. Both models ship in
 ``recognizer/models`` (how they were made: ``recognizer/MODEL.md``).
+
+The models know indices near upright only, so the reader looks in rotated views of the
+image (:mod:`recognizer.orientation`), in tiles when a photo is far larger than a play
+area, and merges what the views read. Every reading carries a confidence calibrated on
+training designs and an ``uncertain`` flag below the trusted threshold.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def _card_confidence(cards: list[Card], hits: list[IndexHit]) -> list[float]:
 
 def _explained(box: tuple[float, float, float, float], angle: float, hits: list[IndexHit]) -> bool:
     """True when a detected box lies on an index that a kept read stands for."""
-    probe = IndexHit(0, False, box, 0.0, angle)
+    probe = IndexHit(0, False, box, 0.0, angle)  # any face: only its place and size matter
     return any(float(np.hypot(*(probe.centre() - h.centre()))) < 0.5 * max(probe.size, h.size) for h in hits)
 
 
