@@ -81,3 +81,13 @@ def test_recognize_table_prints_one_json_line_per_frame(clip, tmp_path, capsys, 
     assert first["image"] == str(path) and first["N"]["tokens"] == ["pass"]
     assert all(first[seat]["cards"] == [] for seat in "NESW")
     assert second["image"].endswith("missing.png") and "error" in second
+
+
+def test_watch_reads_with_an_enrolled_deck_or_says_it_is_missing(clip, tmp_path, capsys, monkeypatch):
+    made = []
+    monkeypatch.setattr(watcher, "default_reader", lambda deck=None, data=None: made.append((deck, data)) or Blind())
+    assert main(["watch", "--video", str(clip[0]), "--json", "--deck", "club", "--data", str(tmp_path)]) == 0
+    assert made == [("club", str(tmp_path))]
+    monkeypatch.undo()
+    assert main(["watch", "--video", str(clip[0]), "--deck", "club", "--data", str(tmp_path)]) == 2
+    assert "no enrolled deck 'club'" in capsys.readouterr().err
