@@ -18,6 +18,7 @@ import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 from referee.engine import Referee
 from referee.events import parse_event
 from referee.simulate import simulate_session
+from referee.verdicts import Flag
 
 
 def replay_seconds(logs: list[list]) -> float:
@@ -45,7 +46,7 @@ def main() -> None:
     mismatches = 0
     for seed in range(args.soak):
         sim = simulate_session(100_000 + seed, breaches=0.02)
-        got = sorted((r["rule"], r["seat"]) for r in sim.records if r["type"] == "flag")
+        got = sorted((v.rule, v.seat) for v in sim.records if isinstance(v, Flag))
         mismatches += got != sorted(sim.expected_flags)
     print(f"soak: {args.soak} seeded sessions with injected breaches, {mismatches} with unexpected flags "
           f"({time.process_time() - start:.0f} s)")

@@ -1,17 +1,9 @@
 """The referee: a deterministic state machine over table events.
 
-``Referee.feed(event) -> records``. Records are plain dicts (the JSON Lines contract of
-``guandan-ref replay``):
-
-* ``flag``: a candidate breach for a human: ``rule`` (RULES.md ID), ``severity``,
-  ``seat``, ``side``, ``message``, ``at`` (the ``t`` of the event that revealed it) and
-  ``claim_until`` (X5: the round or deal after which it can no longer be penalised);
-* ``deal_end``, ``session_result``: results (P7, U1-U3, W1, S1);
-* ``ruling``: a referee's penalty as counted, with escalation (X1-X4);
-* ``review``: something the engine will not guess (a low-confidence read, a recognition
-  conflict, an anti-tribute it cannot verify);
-* ``error``: a malformed or impossible event; it is not accepted and changes nothing;
-* ``rederived``: a correction replaced an event; ``records()`` is the new truth.
+``Referee.feed(event) -> verdicts`` (:mod:`referee.verdicts`: flags, deal ends, session
+results, rulings, reviews); ``records()`` gives them as the JSON Lines contract of
+``guandan-ref replay``. A malformed or impossible event raises :class:`Rejected` (an
+``EventError``): it is not accepted and changes nothing.
 
 Each handler validates first (raising :class:`Rejected`) and mutates after, so a rejected
 event never changes the state. Time arrives on the events; nothing here reads a clock.
@@ -20,7 +12,6 @@ event never changes the state. Time arrives on the events; nothing here reads a 
 from __future__ import annotations
 
 import dataclasses
-import json
 import pickle
 from collections import Counter
 from collections.abc import Callable
@@ -33,27 +24,20 @@ from .rulesets import Ruleset, RulesetError, load_ruleset
 from .scoring import deal_level, deal_outcome, level_name, table_score
 from .seats import SEATS, Seat, Side, next_seat, other_side, partner, previous_seat, seats_of, side_of
 from .state import Clock, DealState, SessionState
+from .verdicts import (ClaimWindow, DealEnd, Flag, Rederived, Review, ReviewReason, Ruling, SessionEnding,
+                       SessionResult, Verdict)
 
 
 class Rejected(ev.EventError):
     """An event that is well-formed but impossible now (no deal, time going backwards...)."""
 
 
-def _flag(rule: str, severity: str, seat: Seat | None, message: str, at: float, claim_until: dict,
-          side: Side | None = None) -> dict:
-    return {
-        "type": "flag",
-        "rule": rule,
-        "severity": severity,
-        "seat": seat,
-        "side": side or (side_of(seat) if seat else None),
-        "message": message,
-        "at": at,
-        "claim_until": claim_until,
-    }
+def _flag(rule: str, severity: str, seat: Seat | None, message: str, at: float, claim_until: ClaimWindow,
+          side: Side | None = None, due: float | None = None) -> Flag:
+    return Flag(rule, severity, seat, side or (side_of(seat) if seat else None), message, at, claim_until, due)
 
 
-_HANDLERS: dict[type, Callable[..., list[dict]]] = {}
+_HANDLERS: dict[type, Callable[..., list[Verdict]]] = {}
 
 
 def _handles(kind: type) -> Callable:
@@ -89,14 +73,14 @@ class _Machine:
         return deal
 
     @staticmethod
-    def _claim_round(deal: DealState) -> dict:
-        return {"deal": deal.number, "round": deal.round}
+    def _claim_round(deal: DealState) -> ClaimWindow:
+        return ClaimWindow(deal=deal.number, round=deal.round)
 
     @staticmethod
-    def _claim_deal(deal: DealState) -> dict:
-        return {"deal": deal.number}
+    def _claim_deal(deal: DealState) -> ClaimWindow:
+        return ClaimWindow(deal=deal.number)
 
-    def _clock_flags(self, t: float) -> list[dict]:
+    def _clock_flags(self, t: float) -> list[Verdict]:
         """K1-K4: a limit plus the referee's countdown passed: one warning per clock."""
         deal = self.session.deal if self.session else None
         if deal is None or deal.phase == "over":
@@ -110,8 +94,7 @@ class _Machine:
                 out.append(_flag(
                     clock.rule, "warning", clock.seat,
                     f"{who} took over {clock.limit:g} s (+{grace:g} s countdown) to {clock.what}",
-                    t, self._claim_round(deal)))
-                out[-1]["due"] = clock.start + clock.limit + grace
+                    t, self._claim_round(deal), due=clock.start + clock.limit + grace))
         return out
 
     def _start_turn_clock(self, deal: DealState, seat: Seat | None, t: float, first_lead: bool = False) -> None:
@@ -121,7 +104,7 @@ class _Machine:
         else:
             deal.clocks["turn"] = Clock(seat, t, self.ruleset.follow_seconds, "K3", "play or pass")
 
-    def _missing_report(self, deal: DealState, t: float) -> list[dict]:
+    def _missing_report(self, deal: DealState, t: float) -> list[Verdict]:
         """R1: the next play or pass came before the due report."""
         seat = deal.report_due
         if seat is None:
@@ -132,16 +115,16 @@ class _Machine:
                       t, self._claim_round(deal))]
 
     # ----------------------------------------------------------------- dispatch
-    def apply(self, event: ev.Event) -> list[dict]:
+    def apply(self, event: ev.Event) -> list[Verdict]:
         """Apply one parsed event: the single place where events change the state."""
         return _HANDLERS[type(event)](self, event)
 
     @_handles(ev.Tick)
-    def _on_tick(self, event: ev.Tick) -> list[dict]:
+    def _on_tick(self, event: ev.Tick) -> list[Verdict]:
         return self._clock_flags(event.t)
 
     @_handles(ev.SessionStart)
-    def _on_session_start(self, event: ev.SessionStart) -> list[dict]:
+    def _on_session_start(self, event: ev.SessionStart) -> list[Verdict]:
         if self.session is not None and not self.session.over:
             raise Rejected("a session is already in progress at this table (session_end first)")
         ruleset = self.ruleset
@@ -155,7 +138,7 @@ class _Machine:
         return []
 
     @_handles(ev.Arrival)
-    def _on_arrival(self, event: ev.Arrival) -> list[dict]:
+    def _on_arrival(self, event: ev.Arrival) -> list[Verdict]:
         session = self._session(event)
         minutes = event.minutes_late
         if minutes <= 0:
@@ -169,10 +152,10 @@ class _Machine:
         else:
             severity, what = "warning", "is a warning"
         return [_flag("K5", severity, None, f"{event.side} arrived {minutes:g} min late: {what}",
-                      event.t, {"session": True}, side=event.side)]
+                      event.t, ClaimWindow(session=True), side=event.side)]
 
     @_handles(ev.DealStart)
-    def _on_deal_start(self, event: ev.DealStart) -> list[dict]:
+    def _on_deal_start(self, event: ev.DealStart) -> list[Verdict]:
         session = self._session(event)
         if session.deal is not None and session.deal.phase != "over":
             raise Rejected(f"deal {session.deal.number} is still in progress")
@@ -206,7 +189,7 @@ class _Machine:
             deal.clocks[f"tribute:{payer}"] = Clock(payer, event.t, self.ruleset.tribute_seconds, "K1", "pay the tribute")
         return records
 
-    def _check_deck(self, deal: DealState, t: float) -> list[dict]:
+    def _check_deck(self, deal: DealState, t: float) -> list[Verdict]:
         """D3: 27 cards each, and a 108-card deck (each face twice)."""
         if deal.hands is None:
             return []
@@ -224,19 +207,19 @@ class _Machine:
                              self._claim_deal(deal), side=None))
         return out
 
-    def _begin_play_after_tribute(self, deal: DealState, leader: Seat, t: float, anti: bool = False) -> list[dict]:
+    def _begin_play_after_tribute(self, deal: DealState, leader: Seat, t: float, anti: bool = False) -> list[Verdict]:
         deal.phase = "play"
         deal.turn = leader
         for key in [k for k in deal.clocks if k != "turn"]:
             del deal.clocks[key]
         self._start_turn_clock(deal, leader, t, first_lead=True)
         if anti:
-            return [{"type": "review", "reason": "anti_tribute", "at": t, "deal": deal.number,
-                     "message": f"anti-tribute (T4): the paying side holds both big jokers; {leader} leads"}]
+            return [Review(ReviewReason.ANTI_TRIBUTE, t, deal=deal.number,
+                           message=f"anti-tribute (T4): the paying side holds both big jokers; {leader} leads")]
         return []
 
     # ----------------------------------------------------------------- tribute
-    def _hand_over(self, event: ev.Tribute, what: str, problem_of: Callable[[DealState, ev.Tribute], str | None]) -> tuple[DealState, list[dict], bool]:
+    def _hand_over(self, event: ev.Tribute, what: str, problem_of: Callable[[DealState, ev.Tribute], str | None]) -> tuple[DealState, list[Verdict], bool]:
         """What a tribute and a return share: checks, the clock, then the card moves (T6).
 
         Returns the deal, the records so far and whether the card was handed over."""
@@ -255,15 +238,15 @@ class _Machine:
         return deal, records, True
 
     @_handles(ev.Tribute)
-    def _on_tribute(self, event: ev.Tribute) -> list[dict]:
+    def _on_tribute(self, event: ev.Tribute) -> list[Verdict]:
         deal, records, moved = self._hand_over(event, "tribute", self._tribute_problem)
         if not moved:
             return records
         deal.paid[event.seat] = (event.to, event.card)
         if deal.hands is None:
-            records.append({"type": "review", "reason": "unchecked", "seat": event.seat, "at": event.t,
-                            "deal": deal.number, "message": f"T1 not checked: without the hands nobody can tell "
-                                                            f"whether {card_name(event.card)} is {event.seat}'s highest card"})
+            records.append(Review(ReviewReason.UNCHECKED, event.t, seat=event.seat, deal=deal.number,
+                                  message=f"T1 not checked: without the hands nobody can tell "
+                                          f"whether {card_name(event.card)} is {event.seat}'s highest card"))
         deal.clocks[f"return:{event.to}"] = Clock(event.to, event.t, self.ruleset.return_seconds, "K1", "return a card")
         if len(deal.paid) == len(deal.payers) and len(deal.payers) == 2:
             records += self._check_double_down(deal, event.t)
@@ -289,7 +272,7 @@ class _Machine:
                 return f"{card_name(event.card)} is not {event.seat}'s highest card ({highest}) (T1)"
         return None
 
-    def _check_double_down(self, deal: DealState, t: float) -> list[dict]:
+    def _check_double_down(self, deal: DealState, t: float) -> list[Verdict]:
         """T3: higher tribute to the 上游, lower to the partner; equal: each pays its 上家."""
         (p1, (_, c1)), (p2, (_, c2)) = deal.paid.items()
         v1, v2 = order_value(rank_of(c1), deal.level), order_value(rank_of(c2), deal.level)
@@ -307,7 +290,7 @@ class _Machine:
         return out
 
     @_handles(ev.Return)
-    def _on_return(self, event: ev.Return) -> list[dict]:
+    def _on_return(self, event: ev.Return) -> list[Verdict]:
         deal, records, moved = self._hand_over(event, "return", self._return_problem)
         if not moved:
             return records
@@ -366,7 +349,7 @@ class _Machine:
 
     # ----------------------------------------------------------------- play
     @_handles(ev.Play)
-    def _on_play(self, event: ev.Play) -> list[dict]:
+    def _on_play(self, event: ev.Play) -> list[Verdict]:
         deal = self._deal(event)
         seat = event.seat
         if not deal.active(seat):
@@ -374,9 +357,9 @@ class _Machine:
         if deal.phase == "tribute":
             if deal.hands is None and not deal.paid and seat == deal.winner:
                 records = self._begin_play_after_tribute(deal, seat, event.t)
-                records.append({"type": "review", "reason": "anti_tribute", "at": event.t, "deal": deal.number,
-                                "message": f"{seat} led without a tribute: anti-tribute (T4) assumed, "
-                                           "not checkable without the hands"})
+                records.append(Review(ReviewReason.ANTI_TRIBUTE, event.t, deal=deal.number,
+                                      message=f"{seat} led without a tribute: anti-tribute (T4) assumed, "
+                                              "not checkable without the hands"))
                 return records + self.apply(event)
             return self._clock_flags(event.t) + [_flag(
                 "P4", "violation", seat, f"{seat} played before the tribute and return were finished",
@@ -398,9 +381,9 @@ class _Machine:
                                     self._claim_round(deal))]
         records += self._missing_report(deal, event.t)
         if event.confidence is not None and event.confidence < self.ruleset.min_confidence:
-            records.append({"type": "review", "reason": "low_confidence", "seat": seat, "at": event.t,
-                            "deal": deal.number, "cards": [card_name(c) for c in event.cards],
-                            "message": f"read with confidence {event.confidence:.2f}: please confirm"})
+            records.append(Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=seat, deal=deal.number,
+                                  cards=tuple(card_name(c) for c in event.cards),
+                                  message=f"read with confidence {event.confidence:.2f}: please confirm"))
         return records + self._lay(deal, seat, event, reading)
 
     @staticmethod
@@ -411,7 +394,7 @@ class _Machine:
             return f"{event.seat} laid {laid}{declared}: not a combination (C4)"
         return f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})"
 
-    def _lay(self, deal: DealState, seat: Seat, event: ev.Play, reading: Reading) -> list[dict]:
+    def _lay(self, deal: DealState, seat: Seat, event: ev.Play, reading: Reading) -> list[Verdict]:
         records = []
         for card in event.cards:
             deal.played_faces[card] = deal.played_faces.get(card, 0) + 1
@@ -436,7 +419,7 @@ class _Machine:
         records += self._advance(deal, deal.next_active(seat), event.t)
         return records
 
-    def _advance(self, deal: DealState, seat: Seat, t: float) -> list[dict]:
+    def _advance(self, deal: DealState, seat: Seat, t: float) -> list[Verdict]:
         """Give the turn to ``seat``, applying X2 (a forbidden play is an automatic pass)."""
         if deal.forbidden == seat:
             deal.forbidden = None
@@ -448,7 +431,7 @@ class _Machine:
         return []
 
     @_handles(ev.Pass)
-    def _on_pass(self, event: ev.Pass) -> list[dict]:
+    def _on_pass(self, event: ev.Pass) -> list[Verdict]:
         deal = self._deal(event)
         seat = event.seat
         if not deal.active(seat):
@@ -463,7 +446,7 @@ class _Machine:
         records += self._missing_report(deal, event.t)
         return records + self._pass_turn(deal, seat, event.t)
 
-    def _pass_turn(self, deal: DealState, seat: Seat, t: float) -> list[dict]:
+    def _pass_turn(self, deal: DealState, seat: Seat, t: float) -> list[Verdict]:
         """P2-P3: a pass; when everyone else has passed the round ends (接风 if needed)."""
         deal.passes += 1
         others = sum(1 for s in SEATS if deal.active(s) and s != deal.table_seat)
@@ -482,7 +465,7 @@ class _Machine:
 
     # ----------------------------------------------------------------- reporting
     @_handles(ev.Report)
-    def _on_report(self, event: ev.Report) -> list[dict]:
+    def _on_report(self, event: ev.Report) -> list[Verdict]:
         deal = self._deal(event)
         seat = event.seat
         records = self._clock_flags(event.t)
@@ -499,7 +482,7 @@ class _Machine:
         return records
 
     @_handles(ev.AskCount)
-    def _on_ask_count(self, event: ev.AskCount) -> list[dict]:
+    def _on_ask_count(self, event: ev.AskCount) -> list[Verdict]:
         deal = self._deal(event)
         records = self._clock_flags(event.t)
         if event.of in deal.reported:
@@ -509,16 +492,14 @@ class _Machine:
         return records
 
     @_handles(ev.Conflict)
-    def _on_conflict(self, event: ev.Conflict) -> list[dict]:
+    def _on_conflict(self, event: ev.Conflict) -> list[Verdict]:
         self._session(event)
-        return self._clock_flags(event.t) + [{
-            "type": "review", "reason": "recognition_conflict", "seat": event.seat, "at": event.t,
-            "readings": event.readings,
-            "message": f"the sources disagree on {event.seat}'s play area: confirm the play or correct it",
-        }]
+        return self._clock_flags(event.t) + [Review(
+            ReviewReason.RECOGNITION_CONFLICT, event.t, seat=event.seat, readings=event.readings,
+            message=f"the sources disagree on {event.seat}'s play area: confirm the play or correct it")]
 
     # ----------------------------------------------------------------- deal and session end
-    def _check_deal_end(self, t: float) -> list[dict]:
+    def _check_deal_end(self, t: float) -> list[Verdict]:
         deal = self.session.deal
         out = deal.out
         both_out = any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
@@ -527,7 +508,7 @@ class _Machine:
         rest = sorted((s for s in SEATS if s not in out), key=lambda s: (deal.counts[s], SEATS.index(s)))
         return self._end_deal(tuple(out) + tuple(rest), t)
 
-    def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[dict]:
+    def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:
         session = self.session
         deal = session.deal
         deal.phase = "over"
@@ -539,58 +520,52 @@ class _Machine:
         session.level_side = outcome.winner
         session.deals_played += 1
         session.last_order = order
-        record = {
-            "type": "deal_end", "deal": deal.number, "order": list(order),
-            "upgrade": {outcome.winner: session.levels[outcome.winner] - before[outcome.winner]},
-            "levels": {side: level_name(v) for side, v in session.levels.items()},
-            "double_down": side_of(order[0]) == side_of(order[1]), "at": t,
-        }
-        if foul_side:
-            record["foul"] = foul_side
-        records = [record]
+        records: list[Verdict] = [DealEnd(
+            deal.number, tuple(order), {outcome.winner: session.levels[outcome.winner] - before[outcome.winner]},
+            {side: level_name(v) for side, v in session.levels.items()},
+            side_of(order[0]) == side_of(order[1]), t, foul=foul_side)]
         if outcome.passed_a:
-            return records + self._session_result(outcome.winner, "passed_a", t)
+            return records + self._session_result(outcome.winner, SessionEnding.PASSED_A, t)
         if session.deciding_deal:
-            return records + self._session_result(outcome.winner, "deciding_deal", t)
+            return records + self._session_result(outcome.winner, SessionEnding.DECIDING_DEAL, t)
         elapsed_min = (t - session.started_at) / 60
         limit = session.ruleset.session_minutes - session.ruleset.no_new_deal_minutes
         if session.deals_played >= session.ruleset.max_deals or elapsed_min >= limit:
-            records += self._time_up(t, "deals" if session.deals_played >= session.ruleset.max_deals else "time")
+            records += self._time_up(t, SessionEnding.DEALS if session.deals_played >= session.ruleset.max_deals
+                                     else SessionEnding.TIME)
         return records
 
-    def _time_up(self, t: float, reason: str) -> list[dict]:
+    def _time_up(self, t: float, reason: SessionEnding) -> list[Verdict]:
         """W1: higher level wins; equal levels: one more deal decides."""
         levels = self.session.levels
         if levels["NS"] == levels["EW"]:
             if self.session.deciding_deal:
                 return self._session_result(None, reason, t)
             self.session.deciding_deal = True
-            return [{"type": "review", "reason": "deciding_deal", "at": t,
-                     "message": "the round is over at equal levels: one more deal decides (W1)"}]
+            return [Review(ReviewReason.DECIDING_DEAL, t,
+                           message="the round is over at equal levels: one more deal decides (W1)")]
         return self._session_result("NS" if levels["NS"] > levels["EW"] else "EW", reason, t)
 
-    def _session_result(self, winner: Side | None, reason: str, t: float, score: dict | None = None) -> list[dict]:
+    def _session_result(self, winner: Side | None, reason: SessionEnding, t: float,
+                        score: dict | None = None) -> list[Verdict]:
         session = self.session
         session.over = True
         if session.deal is not None:
             session.deal.phase = "over"
         d, points = table_score(session.levels, winner)
-        return [{
-            "type": "session_result", "winner": winner, "reason": reason,
-            "levels": {side: level_name(v) for side, v in session.levels.items()},
-            "level_difference": d, "score": score or points, "teams": session.teams, "at": t,
-        }]
+        return [SessionResult(winner, reason, {side: level_name(v) for side, v in session.levels.items()},
+                              d, score or points, dict(session.teams), t)]
 
     @_handles(ev.SessionEnd)
-    def _on_session_end(self, event: ev.SessionEnd) -> list[dict]:
+    def _on_session_end(self, event: ev.SessionEnd) -> list[Verdict]:
         session = self._session(event)
         if session.deal is not None and session.deal.phase != "over":
             raise Rejected(f"deal {session.deal.number} is still in progress: finish it first (W2)")
-        return self._time_up(event.t, "session_end")
+        return self._time_up(event.t, SessionEnding.SESSION_END)
 
     # ----------------------------------------------------------------- penalties
     @_handles(ev.Penalty)
-    def _on_penalty(self, event: ev.Penalty) -> list[dict]:
+    def _on_penalty(self, event: ev.Penalty) -> list[Verdict]:
         session = self._session(event)
         counts = session.penalties[event.side]
         level, escalated = event.level, []
@@ -601,10 +576,8 @@ class _Machine:
                     counts[lower] = 0
                     escalated.append(f"2nd {lower}")
                     level = higher
-        ruling = {"type": "ruling", "side": event.side, "seat": event.seat, "rule": event.rule,
-                  "given": event.level, "level": level, "escalated_by": escalated, "by": event.by, "at": event.t,
-                  "counts": dict(counts)}
-        records = [ruling]
+        records: list[Verdict] = [Ruling(event.side, event.seat, event.rule, event.level, level, tuple(escalated),
+                                         event.by, event.t, dict(counts))]
         deal = session.deal
         in_play = deal is not None and deal.phase != "over"
         if level == "violation" and event.seat and in_play and deal.phase == "play":
@@ -626,20 +599,21 @@ class _Machine:
         elif level == "loss":
             winner = other_side(event.side)
             if event.rule == "K5":
-                records += self._session_result(winner, "forfeit", event.t, score={winner: 17, event.side: 0})
+                records += self._session_result(winner, SessionEnding.FORFEIT, event.t, score={winner: 17, event.side: 0})
             else:
                 gap = max(4, session.levels[winner] - session.levels[event.side])
                 session.levels[winner] = session.levels[event.side] + gap
-                records += self._session_result(winner, "loss", event.t)
+                records += self._session_result(winner, SessionEnding.LOSS, event.t)
         return records
 
 
 class Referee:
-    """One table's referee: feed it events, read back derived records.
+    """One table's referee: feed it events, read back its verdicts.
 
     It keeps the accepted events (the log) so that a ``correction`` can replace one and
     re-derive everything after it; ``snapshot()``/``restore()`` make reopening a long
-    table cheap.
+    table cheap. A rejected event raises :class:`referee.events.EventError` (the reason)
+    and changes nothing.
     """
 
     def __init__(self, ruleset: Ruleset | None = None) -> None:
@@ -647,7 +621,7 @@ class Referee:
         self._machine = _Machine(self.ruleset)
         self._log: list[ev.Event] = []
         self._ids: dict[str, ev.Event] = {}
-        self._records: list[dict] = []
+        self._verdicts: list[Verdict] = []
 
     @property
     def state(self) -> SessionState | None:
@@ -657,43 +631,29 @@ class Referee:
     def log(self) -> tuple[ev.Event, ...]:
         return tuple(self._log)
 
-    def records(self) -> list[dict]:
-        return list(self._records)
+    def verdicts(self) -> list[Verdict]:
+        """Everything derived so far, typed."""
+        return list(self._verdicts)
 
-    def feed(self, obj: dict | ev.Event) -> list[dict]:
-        """Validate and apply one event; returns the records it derives (never raises)."""
-        try:
-            event = obj if isinstance(obj, ev.Event) else ev.parse_event(obj)
-        except ev.EventError as exc:
-            return [self._error(str(exc), obj)]
+    def records(self) -> list[dict]:
+        """Everything derived so far as JSON records (the ``replay`` contract)."""
+        return [v.to_json() for v in self._verdicts]
+
+    def feed(self, obj: dict | ev.Event) -> list[Verdict]:
+        """Validate and apply one event; returns what it derives, or raises ``EventError``."""
+        event = obj if isinstance(obj, ev.Event) else ev.parse_event(obj)
         if event.id is not None and event.id in self._ids:
             if self._ids[event.id] == event:
                 return []  # a resend of an accepted event
-            return [self._error(f"event id {event.id!r} was already used for another event", obj)]
+            raise Rejected(f"event id {event.id!r} was already used for another event")
         if self._machine.last_t is not None and event.t < self._machine.last_t:
-            return [self._error(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}", obj)]
+            raise Rejected(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}")
         if isinstance(event, ev.Correction):
-            return self._correct(event, obj)
-        try:
-            records = self._machine.apply(event)
-        except ev.EventError as exc:
-            return [self._error(str(exc), obj)]
+            return self._correct(event)
+        verdicts = self._machine.apply(event)
         self._accept(event)
-        self._records += records
-        return records
-
-    def feed_line(self, line: str, number: int) -> list[dict]:
-        """One line of a JSON Lines file; errors name the line."""
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            return [{"type": "error", "line": number, "message": f"line {number}: not JSON: {exc.msg}"}]
-        records = self.feed(obj)
-        for record in records:
-            if record["type"] == "error":
-                record["line"] = number
-                record["message"] = f"line {number}: {record['message']}"
-        return records
+        self._verdicts += verdicts
+        return verdicts
 
     def _accept(self, event: ev.Event) -> None:
         self._log.append(event)
@@ -701,16 +661,10 @@ class Referee:
         if event.id is not None:
             self._ids[event.id] = event
 
-    def _error(self, message: str, obj: Any) -> dict:
-        record = {"type": "error", "message": message}
-        if isinstance(obj, dict):
-            record["event"] = obj
-        return record
-
-    def _correct(self, correction: ev.Correction, obj: Any) -> list[dict]:
+    def _correct(self, correction: ev.Correction) -> list[Verdict]:
         """Replace the event ``correction.of`` and re-derive everything from the start."""
         if correction.of not in self._ids:
-            return [self._error(f"correction of unknown event id {correction.of!r}", obj)]
+            raise Rejected(f"correction of unknown event id {correction.of!r}")
         original = self._ids[correction.of]
         # A correction fixes what was read, not when: the replacement keeps the original's time.
         replacement = dataclasses.replace(correction.event, t=original.t, id=original.id)
@@ -719,27 +673,30 @@ class Referee:
             if isinstance(event, ev.Correction):
                 fresh._accept(event)  # already folded into the log
             else:
-                fresh.feed(replacement if event.id == correction.of else event)
-        self._machine, self._records, self._log, self._ids = fresh._machine, fresh._records, fresh._log, fresh._ids
+                try:
+                    fresh.feed(replacement if event.id == correction.of else event)
+                except ev.EventError:
+                    pass
+        self._machine, self._verdicts, self._log, self._ids = fresh._machine, fresh._verdicts, fresh._log, fresh._ids
         self._accept(correction)
-        record = {"type": "rederived", "of": correction.of, "by": correction.by, "at": correction.t}
-        self._records.append(record)
+        record = Rederived(correction.of, correction.by, correction.t)
+        self._verdicts.append(record)
         return [record]
 
     def snapshot(self) -> bytes:
-        return pickle.dumps((self.ruleset, self._machine, self._log, self._ids, self._records))
+        return pickle.dumps((self.ruleset, self._machine, self._log, self._ids, self._verdicts))
 
     @classmethod
     def restore(cls, blob: bytes) -> Referee:
         referee = cls.__new__(cls)
-        referee.ruleset, referee._machine, referee._log, referee._ids, referee._records = pickle.loads(blob)
+        referee.ruleset, referee._machine, referee._log, referee._ids, referee._verdicts = pickle.loads(blob)
         return referee
 
 
-def replay(events, ruleset: Ruleset | None = None) -> list[dict]:
-    """All records derived from an iterable of event dicts (a convenience for tests and tools)."""
+def replay(events, ruleset: Ruleset | None = None) -> list[Verdict]:
+    """All verdicts derived from an iterable of events (raises on the first rejected one)."""
     referee = Referee(ruleset)
-    out: list[dict] = []
+    out: list[Verdict] = []
     for event in events:
         out += referee.feed(event)
     return out

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from .cards import DOUBLE_DECK, card_name, rank_of, wildcard
 from .combos import order_value
 from .engine import Referee
+from .events import EventError
 from .plays import legal_plays
 from .rulesets import Ruleset
 from .seats import SEATS, partner, previous_seat
+from .verdicts import Verdict
 
 
 @dataclass
 class Simulation:
     events: list[dict] = field(default_factory=list)
     expected_flags: list[tuple[str, str]] = field(default_factory=list)  # (rule, seat)
-    records: list[dict] = field(default_factory=list)
+    records: list[Verdict] = field(default_factory=list)
 
 
 class _Table:
@@ -37,13 +39,13 @@ class _Table:
         self.t = 0.0
         self.sim = Simulation()
 
-    def emit(self, kind: str, **fields) -> list[dict]:
+    def emit(self, kind: str, **fields) -> list[Verdict]:
         event = {"type": kind, "t": round(self.t, 2), "table": self.table, "id": str(len(self.sim.events) + 1), **fields}
         self.sim.events.append(event)
-        records = self.referee.feed(event)
-        errors = [r for r in records if r["type"] == "error"]
-        if errors:
-            raise AssertionError(f"the simulator produced a rejected event: {errors[0]['message']}")
+        try:
+            records = self.referee.feed(event)
+        except EventError as exc:
+            raise AssertionError(f"the simulator produced a rejected event: {exc}") from None
         self.sim.records += records
         return records
 

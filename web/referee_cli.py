@@ -75,8 +75,24 @@ def replay_command(args: argparse.Namespace) -> int:
     referee = Referee(resolve_ruleset(args.ruleset))
     with open(args.events, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            for record in referee.feed_line(line, number):
-                print(json.dumps(record, ensure_ascii=False), flush=True)
+            if line.strip():
+                for record in replay_line(referee, line, number):
+                    print(json.dumps(record, ensure_ascii=False), flush=True)
     return 0
+
+
+def replay_line(referee, line: str, number: int) -> list[dict]:
+    """One line of a JSON Lines file through the referee: its records, or an ``error``
+    record naming the line (the event is not accepted and the replay goes on)."""
+    from referee.events import EventError
+    from referee.jsontext import loads
+    from referee.verdicts import Rejection
+
+    obj = None
+    try:
+        obj = loads(line)
+        return [verdict.to_json() for verdict in referee.feed(obj)]
+    except EventError as exc:  # the bounded decoder's JSONTextError is a ValueError too
+        return [Rejection(f"line {number}: {exc}", event=obj, line=number).to_json()]
+    except ValueError as exc:
+        return [Rejection(f"line {number}: {exc}", line=number).to_json()]

@@ -28,8 +28,18 @@ class Script:
         self("session_start", dt=0, teams=teams or {"NS": "Reds", "EW": "Blues"})
 
     def __call__(self, kind: str, dt: float = 1.0, **fields) -> list[dict]:
+        """Feed one event; its records as JSON, or one ``error`` record when it is rejected."""
         self.t += dt
-        records = self.referee.feed({"type": kind, "t": self.t, **fields})
+        return self.feed({"type": kind, "t": self.t, **fields})
+
+    def feed(self, event) -> list[dict]:
+        from referee.events import EventError
+        from referee.verdicts import Rejection
+
+        try:
+            records = [v.to_json() for v in self.referee.feed(event)]
+        except EventError as exc:
+            return [Rejection(str(exc), event=event).to_json()]
         self.records += records
         return records
 

@@ -3,6 +3,7 @@
 import pytest
 
 from referee.engine import Referee, replay
+from referee.events import EventError
 from referee.rulesets import RulesetError, load_ruleset, ruleset_from_toml
 from referee.scoring import deal_outcome, table_score
 
@@ -368,8 +369,8 @@ def test_malformed_events_are_errors_and_change_nothing(event, words):
     s = Script()
     s("deal_start", deal=1, first_leader="S")
     before = s.referee.snapshot()
-    out = s.referee.feed(event)
-    assert out[0]["type"] == "error" and words in out[0]["message"]
+    with pytest.raises(EventError, match=words):
+        s.referee.feed(event)
     assert s.referee.snapshot() == before
 
 
@@ -435,8 +436,8 @@ def test_t1_unknown_hands_say_what_could_not_be_checked():
 
 def test_session_start_names_its_ruleset_and_an_unknown_one_is_an_error():
     referee = Referee()
-    out = referee.feed({"type": "session_start", "t": 0, "ruleset": "bridge"})
-    assert out[0]["type"] == "error" and "unknown ruleset 'bridge'" in out[0]["message"]
+    with pytest.raises(EventError, match="unknown ruleset 'bridge'"):
+        referee.feed({"type": "session_start", "t": 0, "ruleset": "bridge"})
     assert referee.state is None
     referee.feed({"type": "session_start", "t": 0, "ruleset": "report6"})
     assert referee.state.ruleset.report_threshold == 6

@@ -61,15 +61,50 @@ def load_ruleset_spec(spec: str):
     return ruleset_from_mapping(data, name=data.get("base", "competition"))
 
 
+class RefereeDeriver:
+    """``referee.engine.Referee`` seen through the store's dict contract.
+
+    The engine returns typed verdicts and raises on a rejected event; the store keeps the
+    verdicts' JSON records and looks for ``error`` records, so this maps one onto the other.
+    ``referee`` is the engine itself (``.referee.state`` is the table's ``SessionState``).
+    """
+
+    def __init__(self, referee) -> None:
+        self.referee = referee
+
+    @property
+    def state(self):
+        return self.referee.state
+
+    @property
+    def log(self):
+        return self.referee.log
+
+    def feed(self, event: dict) -> list[dict]:
+        from referee.events import EventError
+        from referee.verdicts import Rejection
+
+        try:
+            return [verdict.to_json() for verdict in self.referee.feed(event)]
+        except EventError as exc:
+            return [Rejection(str(exc), event=event).to_json()]
+
+    def records(self) -> list[dict]:
+        return self.referee.records()
+
+    def snapshot(self) -> bytes:
+        return self.referee.snapshot()
+
+
 class RefereeDerivation:
     """The real thing: ``referee.engine.Referee`` with a ruleset from ``ruleset_spec``."""
 
     def new(self, ruleset: str) -> Deriver:
         from referee.engine import Referee
 
-        return Referee(load_ruleset_spec(ruleset))
+        return RefereeDeriver(Referee(load_ruleset_spec(ruleset)))
 
     def restore(self, blob: bytes) -> Deriver:
         from referee.engine import Referee
 
-        return Referee.restore(blob)
+        return RefereeDeriver(Referee.restore(blob))
