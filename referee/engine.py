@@ -12,20 +12,20 @@ event never changes the state. Time arrives on the events; nothing here reads a 
 from __future__ import annotations
 
 import dataclasses
-import pickle
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
+from . import snapshot
 from .cards import ACE, BJ, Card, card_name, cards_name, rank_of, wildcard
 from .combos import Reading, default_reading, order_value
 from .rulesets import Ruleset, RulesetError, load_ruleset
 from .scoring import deal_level, deal_outcome, level_name, table_score
 from .seats import SEATS, Seat, Side, next_seat, other_side, partner, previous_seat, seats_of, side_of
 from .state import Clock, DealState, SessionState
-from .verdicts import (ClaimWindow, DealEnd, Flag, Rederived, Review, ReviewReason, Ruling, SessionEnding,
-                       SessionResult, Verdict)
+from .verdicts import (ClaimWindow, DealEnd, Dismissed, Flag, Rederived, Review, ReviewReason, Ruling,
+                       SessionEnding, SessionResult, Verdict, Withdrawn)
 
 
 class Rejected(ev.EventError):
@@ -498,6 +498,22 @@ class _Machine:
             ReviewReason.RECOGNITION_CONFLICT, event.t, seat=event.seat, readings=event.readings,
             message=f"the sources disagree on {event.seat}'s play area: confirm the play or correct it")]
 
+    @_handles(ev.Fault)
+    def _on_fault(self, event: ev.Fault) -> list[Verdict]:
+        """A camera or reader fault: a human looks; the game state is unchanged."""
+        deal = self.session.deal if self.session else None
+        return [Review(ReviewReason.FAULT, event.t, seat=event.seat, source=event.source,
+                       deal=deal.number if deal is not None else None,
+                       message=f"{event.source} fault: {event.message}: its reads cannot be trusted until checked")]
+
+    @_handles(ev.DeckAnomaly)
+    def _on_deck_anomaly(self, event: ev.DeckAnomaly) -> list[Verdict]:
+        """D3 from an RFID deck check (a duplicate tag, a stranger's card, a 109th card)."""
+        session = self._session(event)
+        deal = session.deal
+        window = self._claim_deal(deal) if deal is not None else ClaimWindow(session=True)
+        return self._clock_flags(event.t) + [_flag("D3", "warning", event.seat, event.message, event.t, window)]
+
     # ----------------------------------------------------------------- deal and session end
     def _check_deal_end(self, t: float) -> list[Verdict]:
         deal = self.session.deal
@@ -622,6 +638,7 @@ class Referee:
         self._log: list[ev.Event] = []
         self._ids: dict[str, ev.Event] = {}
         self._verdicts: list[Verdict] = []
+        self._received: list[dict] = []  # every accepted event as received: what a snapshot holds
 
     @property
     def state(self) -> SessionState | None:
@@ -649,10 +666,15 @@ class Referee:
         if self._machine.last_t is not None and event.t < self._machine.last_t:
             raise Rejected(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}")
         if isinstance(event, ev.Correction):
-            return self._correct(event)
-        verdicts = self._machine.apply(event)
-        self._accept(event)
+            verdicts = self._correct(event)
+        elif isinstance(event, ev.Dismiss):
+            verdicts = [self._dismiss(event)]
+            self._accept(event)
+        else:
+            verdicts = self._machine.apply(event)
+            self._accept(event)
         self._verdicts += verdicts
+        self._received.append(event.to_json())
         return verdicts
 
     def _accept(self, event: ev.Event) -> None:
@@ -660,6 +682,18 @@ class Referee:
         self._machine.last_t = event.t
         if event.id is not None:
             self._ids[event.id] = event
+
+    def _dismiss(self, event: ev.Dismiss) -> Dismissed:
+        """A referee dismisses a standing flag, named by ``(rule, seat, at)``."""
+        key = (event.rule, event.seat, event.at)
+        if key not in self._standing_flags():
+            raise Rejected(f"dismiss: no standing flag {event.rule} of {event.seat or 'nobody'} at t={event.at:g}")
+        return Dismissed(event.rule, event.seat, event.at, event.reason, event.by, event.t)
+
+    def _standing_flags(self) -> set[tuple]:
+        """The keys of flags raised and neither withdrawn nor dismissed."""
+        keys = {v.key for v in self._verdicts if isinstance(v, Flag)}
+        return keys - {(v.rule, v.seat, v.at) for v in self._verdicts if isinstance(v, (Withdrawn, Dismissed))}
 
     def _correct(self, correction: ev.Correction) -> list[Verdict]:
         """Replace the event ``correction.of`` and re-derive everything from the start."""
@@ -679,18 +713,16 @@ class Referee:
                     pass
         self._machine, self._verdicts, self._log, self._ids = fresh._machine, fresh._verdicts, fresh._log, fresh._ids
         self._accept(correction)
-        record = Rederived(correction.of, correction.by, correction.t)
-        self._verdicts.append(record)
-        return [record]
+        return [Rederived(correction.of, correction.by, correction.t)]
 
     def snapshot(self) -> bytes:
-        return pickle.dumps((self.ruleset, self._machine, self._log, self._ids, self._verdicts))
+        """Canonical JSON of the ruleset and the accepted events (:mod:`referee.snapshot`)."""
+        return snapshot.dumps(self.ruleset, self._received)
 
     @classmethod
     def restore(cls, blob: bytes) -> Referee:
-        referee = cls.__new__(cls)
-        referee.ruleset, referee._machine, referee._log, referee._ids, referee._verdicts = pickle.loads(blob)
-        return referee
+        """The referee a snapshot describes; raises ``SnapshotError`` (a ``ValueError``)."""
+        return snapshot.restore(blob, cls)
 
 
 def replay(events, ruleset: Ruleset | None = None) -> list[Verdict]:

@@ -1,44 +1,97 @@
-"""Table events (DESIGN.md), parsed and validated into frozen dataclasses.
+"""The event contract: table events (DESIGN.md) as frozen dataclasses, and their one parser.
 
-``parse_event`` is the one door every input comes through (camera, RFID, operator, file):
-it checks the shape and the notation and raises :class:`EventError` naming the field, so
-the engine behind it only ever sees well-formed events. Whether an event makes sense *now*
-(whose turn, which phase) is the engine's business.
+``parse_event`` is the one door every input comes through (camera, RFID, agent, operator,
+file): it checks the shape and the notation and raises :class:`EventError` (a
+``ValueError``) whose message is the reason, naming the field, so the engine behind it only
+ever sees well-formed events. Whether an event makes sense *now* (whose turn, which phase)
+is the engine's business; it raises the same exception. ``Event.to_json()`` is the one way
+to serialise an event: ``parse_event(e.to_json()) == e``, so producers (the table agent,
+the RFID deck checks) build typed events and write them out one way.
+
+Common optional fields of every event: ``table``, ``id``, ``source`` (``camera``, ``rfid``,
+``fused`` or ``manual``), ``confidence`` (0..1) and ``evidence`` (free-form JSON, kept as
+it is and never compared).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from .cards import Card, CardError, card_name, parse_card, parse_cards
 from .combos import CombType, ComboError, parse_comb_type
 from .seats import Seat, SeatError, Side, parse_seat, parse_side
 
 PENALTY_LEVELS = ("warning", "violation", "foul", "loss")
+SOURCES = ("camera", "rfid", "fused", "manual")
+FAULT_SOURCES = ("camera", "rfid")
 
 
 class EventError(ValueError):
-    """A malformed table event; the message names the field and the bad value."""
+    """A rejected table event: malformed, or impossible now. The message is the reason."""
+
+    @property
+    def reason(self) -> str:
+        return str(self)
+
+
+def _json_value(value: Any) -> Any:
+    """A field's JSON form: card lists by name, enums by value, events by their JSON."""
+    if isinstance(value, Event):
+        return value.to_json()
+    if isinstance(value, CombType):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_json_value(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
 class Event:
+    kind: ClassVar[str] = ""
+    CARD_FIELDS: ClassVar[tuple[str, ...]] = ()
+    """Fields holding card codes, written by name."""
+
     t: float
     table: str | None = field(default=None, kw_only=True)
     id: str | None = field(default=None, kw_only=True)
+    source: str | None = field(default=None, kw_only=True)
+    confidence: float | None = field(default=None, kw_only=True)
     evidence: Any = field(default=None, kw_only=True, compare=False)
+
+    def to_json(self) -> dict:
+        """The canonical JSON object of this event (what :func:`parse_event` accepts)."""
+        out: dict[str, Any] = {"type": self.kind, "t": self.t}
+        for f in fields(self):
+            if f.name in ("t", "table", "id", "source", "confidence", "evidence"):
+                continue
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if f.name in self.CARD_FIELDS:
+                value = card_name(value) if isinstance(value, int) else [card_name(c) for c in value]
+            elif f.name == "hands":
+                value = {seat: [card_name(c) for c in cards] for seat, cards in value.items()}
+            out[f.name] = _json_value(value)
+        for name in ("table", "id", "source", "confidence", "evidence"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
 
 
 @dataclass(frozen=True)
 class SessionStart(Event):
+    kind: ClassVar[str] = "session_start"
     teams: dict[str, str] = field(default_factory=dict)
     ruleset: str | None = None
 
 
 @dataclass(frozen=True)
 class DealStart(Event):
+    kind: ClassVar[str] = "deal_start"
     deal: int = 0
     hands: dict[Seat, tuple[Card, ...]] | None = None
     first_leader: Seat | None = None
@@ -46,6 +99,8 @@ class DealStart(Event):
 
 @dataclass(frozen=True)
 class Tribute(Event):
+    kind: ClassVar[str] = "tribute"
+    CARD_FIELDS: ClassVar[tuple[str, ...]] = ("card",)
     seat: Seat = "S"
     to: Seat = "S"
     card: Card = 0
@@ -55,34 +110,41 @@ class Tribute(Event):
 class Return(Tribute):
     """The card handed back for a tribute: the same shape, the other direction (T2)."""
 
+    kind: ClassVar[str] = "return"
+
 
 @dataclass(frozen=True)
 class Play(Event):
+    kind: ClassVar[str] = "play"
+    CARD_FIELDS: ClassVar[tuple[str, ...]] = ("cards",)
     seat: Seat = "S"
     cards: tuple[Card, ...] = ()
     declared: CombType | None = None
-    confidence: float | None = None
 
 
 @dataclass(frozen=True)
 class Pass(Event):
+    kind: ClassVar[str] = "pass"
     seat: Seat = "S"
 
 
 @dataclass(frozen=True)
 class Report(Event):
+    kind: ClassVar[str] = "report"
     seat: Seat = "S"
     count: int | None = None
 
 
 @dataclass(frozen=True)
 class AskCount(Event):
+    kind: ClassVar[str] = "ask_count"
     seat: Seat = "S"
     of: Seat = "S"
 
 
 @dataclass(frozen=True)
 class Correction(Event):
+    kind: ClassVar[str] = "correction"
     of: str = ""
     event: Event | None = None
     by: str | None = None
@@ -90,6 +152,7 @@ class Correction(Event):
 
 @dataclass(frozen=True)
 class Penalty(Event):
+    kind: ClassVar[str] = "penalty"
     side: Side = "NS"
     level: str = "warning"
     rule: str = ""
@@ -99,26 +162,61 @@ class Penalty(Event):
 
 @dataclass(frozen=True)
 class Arrival(Event):
+    kind: ClassVar[str] = "arrival"
     side: Side = "NS"
     minutes_late: float = 0
 
 
 @dataclass(frozen=True)
 class Tick(Event):
-    pass
+    kind: ClassVar[str] = "tick"
 
 
 @dataclass(frozen=True)
 class SessionEnd(Event):
-    pass
+    kind: ClassVar[str] = "session_end"
 
 
 @dataclass(frozen=True)
 class Conflict(Event):
     """Two sources read one play area differently (camera vs RFID): a human decides."""
 
+    kind: ClassVar[str] = "conflict"
     seat: Seat = "S"
     readings: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fault(Event):
+    """A camera or reader fault (black or frozen frames, lost calibration, reader gone):
+    what that source reports cannot be trusted until a human looks. Changes no game state."""
+
+    kind: ClassVar[str] = "fault"
+    message: str = ""
+    seat: Seat | None = None
+
+
+@dataclass(frozen=True)
+class DeckAnomaly(Event):
+    """An RFID deck check (D3): a tag played twice in a deal, a tag of another deck, a
+    109th card. ``tags`` are the tag ids involved."""
+
+    kind: ClassVar[str] = "deck_anomaly"
+    seat: Seat = "S"
+    tags: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Dismiss(Event):
+    """A referee dismisses a flag, named by ``(rule, seat, at)``; the game state is unchanged."""
+
+    kind: ClassVar[str] = "dismiss"
+    rule: str = ""
+    at: float = 0
+    reason: str = ""
+    by: str = ""
+    seat: Seat | None = None
 
 
 def _get(obj: dict, key: str, kind: str, required: bool = True) -> Any:
@@ -215,13 +313,7 @@ def _parse_play(obj: dict, common: dict) -> Event:
             declared = parse_comb_type(declared)
         except ComboError as exc:
             raise EventError(f"play.declared: {exc}") from None
-    return Play(
-        seat=_seat(obj, "seat", "play"),
-        cards=cards,
-        declared=declared,
-        confidence=_number(obj, "confidence", "play", False),
-        **common,
-    )
+    return Play(seat=_seat(obj, "seat", "play"), cards=cards, declared=declared, **common)
 
 
 def _parse_report(obj: dict, common: dict) -> Event:
@@ -281,6 +373,36 @@ def _parse_conflict(obj: dict, common: dict) -> Event:
     return Conflict(seat=_seat(obj, "seat", "conflict"), readings=named, **common)
 
 
+def _text(obj: dict, key: str, kind: str, required: bool = True) -> str | None:
+    value = _get(obj, key, kind, required)
+    if value is not None and not isinstance(value, str):
+        raise EventError(f"{kind}.{key}: expected text, got {value!r}")
+    return value
+
+
+def _parse_fault(obj: dict, common: dict) -> Event:
+    if common["source"] not in FAULT_SOURCES:
+        raise EventError(f"fault.source: expected one of {', '.join(FAULT_SOURCES)}, got {obj.get('source')!r}")
+    return Fault(message=_text(obj, "message", "fault"), seat=_seat(obj, "seat", "fault", False), **common)
+
+
+def _parse_deck_anomaly(obj: dict, common: dict) -> Event:
+    tags = _get(obj, "tags", "deck_anomaly")
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise EventError(f"deck_anomaly.tags: expected a list of tag ids, got {tags!r}")
+    return DeckAnomaly(seat=_seat(obj, "seat", "deck_anomaly"), tags=tuple(tags),
+                       message=_text(obj, "message", "deck_anomaly"), **common)
+
+
+def _parse_dismiss(obj: dict, common: dict) -> Event:
+    rule = _text(obj, "rule", "dismiss")
+    by = _text(obj, "by", "dismiss")
+    if not by.strip():
+        raise EventError("dismiss.by: must name the referee who dismissed the flag")
+    return Dismiss(rule=rule, at=_number(obj, "at", "dismiss"), reason=_text(obj, "reason", "dismiss"), by=by,
+                   seat=_seat(obj, "seat", "dismiss", False), **common)
+
+
 _PARSERS = {
     "session_start": _parse_session_start,
     "deal_start": _parse_deal_start,
@@ -296,6 +418,9 @@ _PARSERS = {
     "tick": lambda obj, common: Tick(**common),
     "session_end": lambda obj, common: SessionEnd(**common),
     "conflict": _parse_conflict,
+    "fault": _parse_fault,
+    "deck_anomaly": _parse_deck_anomaly,
+    "dismiss": _parse_dismiss,
 }
 EVENT_TYPES = tuple(_PARSERS)
 
@@ -313,6 +438,12 @@ def parse_event(obj: Any) -> Event:
     if event_id is not None and not isinstance(event_id, (str, int)):
         raise EventError(f"{kind}.id: expected a string, got {event_id!r}")
     table = obj.get("table")
+    source = obj.get("source")
+    if source is not None and source not in SOURCES:
+        raise EventError(f"{kind}.source: expected one of {', '.join(SOURCES)}, got {source!r}")
+    confidence = _number(obj, "confidence", kind, False)
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise EventError(f"{kind}.confidence: expected 0..1, got {obj['confidence']!r}")
     common = {"t": t, "table": None if table is None else str(table), "id": None if event_id is None else str(event_id),
-              "evidence": obj.get("evidence")}
+              "source": source, "confidence": confidence, "evidence": obj.get("evidence")}
     return parser(obj, common)
