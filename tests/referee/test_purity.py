@@ -22,7 +22,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_referee_imports_no_io_clock_or_other_packages():
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         bad = _imports(path) & FORBIDDEN
         assert not bad, f"{path.name} imports {sorted(bad)}"
         if _imports(path) & SEEDED_ONLY:
@@ -30,7 +30,24 @@ def test_referee_imports_no_io_clock_or_other_packages():
 
 
 def test_no_builtin_file_access_or_clock_calls():
-    for path in PACKAGE.glob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         assert not calls & {"open", "input", "print"}, f"{path.name} calls {sorted(calls & {'open', 'input', 'print'})}"
+
+
+def test_each_rule_id_is_raised_in_one_place():
+    """Every ``flag(...)`` call names its rule ID as a literal, and no ID is raised twice."""
+    raised: dict[str, list[str]] = {}
+    for path in (PACKAGE / "phases").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "flag":
+                first = node.args[0]
+                where = f"{path.name}:{node.lineno}"
+                if isinstance(first, ast.Constant):
+                    raised.setdefault(first.value, []).append(where)
+                else:  # the clock's flags: their rules come from one table, LIMITS in clock.py
+                    assert path.name == "clock.py", f"{where}: a flag whose rule is not a literal"
+    assert {"P1", "P4", "P5", "R1", "R2", "D3", "T3", "T6", "K5"} <= set(raised)
+    assert {rule: places for rule, places in raised.items() if len(places) > 1} == {}

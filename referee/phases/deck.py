@@ -1,0 +1,55 @@
+"""The deck (RULES.md D3): 27 cards each, 108 in all, each face twice; RFID deck checks."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .. import events as ev
+from ..cards import Card, card_name
+from ..seats import SEATS, Seat, Side
+from ..state import DealState
+from ..verdicts import ClaimWindow, Flag, Verdict
+from .base import Phase, claim_deal, flag, handles
+
+
+def _d3(severity: str, seat: Seat | None, message: str, t: float, window: ClaimWindow,
+        side: Side | None = None) -> Flag:
+    return flag("D3", severity, seat, message, t, window, side=side)
+
+
+class DeckRules(Phase):
+    def _check_deck(self, deal: DealState, t: float) -> list[Verdict]:
+        """D3: 27 cards each (a wrong hand is a foul), and a 108-card deck (each face twice)."""
+        if deal.hands is None:
+            return []
+        out = []
+        for seat in SEATS:
+            if len(deal.hands[seat]) != 27:
+                out.append(_d3("foul", seat, f"{seat} holds {len(deal.hands[seat])} cards after drawing, not 27",
+                               t, claim_deal(deal)))
+        faces = Counter(c for hand in deal.hands.values() for c in hand)
+        extra = sorted(card_name(c) for c, n in faces.items() if n > 2)
+        total = sum(faces.values())
+        if extra or total != 108:
+            detail = f"{total} cards" + (f"; more than two of {', '.join(extra)}" if extra else "")
+            out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal)))
+        return out
+
+    def _count_played(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float) -> list[Verdict]:
+        """D3: a face played a third time in one deal (two decks hold two)."""
+        out = []
+        for card in cards:
+            deal.played_faces[card] = deal.played_faces.get(card, 0) + 1
+            if deal.played_faces[card] == 3:
+                out.append(_d3("warning", seat,
+                               f"{card_name(card)} was played a third time in this deal (two decks hold two)",
+                               t, claim_deal(deal)))
+        return out
+
+    @handles(ev.DeckAnomaly)
+    def _on_deck_anomaly(self, event: ev.DeckAnomaly) -> list[Verdict]:
+        """D3 from an RFID deck check (a duplicate tag, a stranger's card, a 109th card)."""
+        session = self._session(event)
+        deal = session.deal
+        window = claim_deal(deal) if deal is not None else ClaimWindow(session=True)
+        return self._clock_flags(event.t) + [_d3("warning", event.seat, event.message, event.t, window)]

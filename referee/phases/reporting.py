@@ -1,0 +1,53 @@
+"""Reporting the remaining cards (RULES.md R1-R2, 报牌)."""
+
+from __future__ import annotations
+
+from .. import events as ev
+from ..seats import Seat
+from ..state import DealState
+from ..verdicts import Flag, Verdict
+from .base import Phase, claim_round, flag, handles
+
+
+def _r1(seat: Seat, message: str, t: float, deal: DealState) -> Flag:
+    """A missing or wrong report after a play that left the seat at or under the threshold."""
+    return flag("R1", "warning", seat, message, t, claim_round(deal))
+
+
+def _r2(seat: Seat, message: str, t: float, deal: DealState) -> Flag:
+    """Reporting again, or asking for a count after it was reported."""
+    return flag("R2", "warning", seat, message, t, claim_round(deal))
+
+
+class ReportingRules(Phase):
+    def _missing_report(self, deal: DealState, t: float) -> list[Verdict]:
+        """R1: the next play or pass came before the due report."""
+        seat = deal.report_due
+        if seat is None:
+            return []
+        deal.report_due = None
+        return [_r1(seat, f"{seat} did not report the remaining {deal.counts[seat]} cards after the play", t, deal)]
+
+    @handles(ev.Report)
+    def _on_report(self, event: ev.Report) -> list[Verdict]:
+        deal = self._deal(event)
+        seat = event.seat
+        records = self._clock_flags(event.t)
+        if seat in deal.reported:
+            return records + [_r2(seat, f"{seat} reported the remaining cards again", event.t, deal)]
+        if deal.report_due == seat:
+            deal.report_due = None
+        deal.reported.add(seat)
+        if event.count is not None and event.count != deal.counts[seat]:
+            records.append(_r1(seat, f"{seat} reported {event.count} cards but holds {deal.counts[seat]}",
+                               event.t, deal))
+        return records
+
+    @handles(ev.AskCount)
+    def _on_ask_count(self, event: ev.AskCount) -> list[Verdict]:
+        deal = self._deal(event)
+        records = self._clock_flags(event.t)
+        if event.of in deal.reported:
+            records.append(_r2(event.seat, f"{event.seat} asked for {event.of}'s count after it was reported",
+                               event.t, deal))
+        return records

@@ -1,0 +1,76 @@
+"""Deal and session results: P7's finishing order, levels (U1-U3), the end of a round
+(W1-W2) and its 28-point score (S1), from the pure functions of :mod:`referee.scoring`."""
+
+from __future__ import annotations
+
+from .. import events as ev
+from ..scoring import deal_outcome, level_name, table_score
+from ..seats import SEATS, Seat, Side, seats_of, side_of
+from ..verdicts import DealEnd, Review, ReviewReason, SessionEnding, SessionResult, Verdict
+from .base import Phase, Rejected, handles
+
+
+class ResultRules(Phase):
+    def _check_deal_end(self, t: float) -> list[Verdict]:
+        deal = self.session.deal
+        out = deal.out
+        both_out = any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
+        if len(out) < 3 and not both_out:
+            return []
+        rest = sorted((s for s in SEATS if s not in out), key=lambda s: (deal.counts[s], SEATS.index(s)))
+        return self._end_deal(tuple(out) + tuple(rest), t)
+
+    def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:
+        session = self.session
+        deal = session.deal
+        deal.phase = "over"
+        deal.clocks.clear()
+        before = dict(session.levels)
+        outcome = deal_outcome(order, session.levels, session.level_side, session.a_failures,
+                               session.ruleset.a_pass_needs_second, session.ruleset.a_reset_after)
+        session.levels, session.a_failures = outcome.levels, outcome.a_failures
+        session.level_side = outcome.winner
+        session.deals_played += 1
+        session.last_order = order
+        records: list[Verdict] = [DealEnd(
+            deal.number, tuple(order), {outcome.winner: session.levels[outcome.winner] - before[outcome.winner]},
+            {side: level_name(v) for side, v in session.levels.items()},
+            side_of(order[0]) == side_of(order[1]), t, foul=foul_side)]
+        if outcome.passed_a:
+            return records + self._session_result(outcome.winner, SessionEnding.PASSED_A, t)
+        if session.deciding_deal:
+            return records + self._session_result(outcome.winner, SessionEnding.DECIDING_DEAL, t)
+        elapsed_min = (t - session.started_at) / 60
+        limit = session.ruleset.session_minutes - session.ruleset.no_new_deal_minutes
+        if session.deals_played >= session.ruleset.max_deals or elapsed_min >= limit:
+            records += self._time_up(t, SessionEnding.DEALS if session.deals_played >= session.ruleset.max_deals
+                                     else SessionEnding.TIME)
+        return records
+
+    def _time_up(self, t: float, reason: SessionEnding) -> list[Verdict]:
+        """W1: higher level wins; equal levels: one more deal decides."""
+        levels = self.session.levels
+        if levels["NS"] == levels["EW"]:
+            if self.session.deciding_deal:
+                return self._session_result(None, reason, t)
+            self.session.deciding_deal = True
+            return [Review(ReviewReason.DECIDING_DEAL, t,
+                           message="the round is over at equal levels: one more deal decides (W1)")]
+        return self._session_result("NS" if levels["NS"] > levels["EW"] else "EW", reason, t)
+
+    def _session_result(self, winner: Side | None, reason: SessionEnding, t: float,
+                        score: dict | None = None) -> list[Verdict]:
+        session = self.session
+        session.over = True
+        if session.deal is not None:
+            session.deal.phase = "over"
+        d, points = table_score(session.levels, winner)
+        return [SessionResult(winner, reason, {side: level_name(v) for side, v in session.levels.items()},
+                              d, score or points, dict(session.teams), t)]
+
+    @handles(ev.SessionEnd)
+    def _on_session_end(self, event: ev.SessionEnd) -> list[Verdict]:
+        session = self._session(event)
+        if session.deal is not None and session.deal.phase != "over":
+            raise Rejected(f"deal {session.deal.number} is still in progress: finish it first (W2)")
+        return self._time_up(event.t, SessionEnding.SESSION_END)
