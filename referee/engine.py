@@ -66,14 +66,11 @@ class Referee:
         if self._machine.last_t is not None and event.t < self._machine.last_t:
             raise Rejected(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}")
         if isinstance(event, ev.Correction):
-            verdicts = self._correct(event)
-        elif isinstance(event, ev.Dismiss):
-            verdicts = [self._dismiss(event)]
-            self._accept(event)
+            verdicts = self._correct(event)  # keeps its own books
         else:
-            verdicts = self._machine.apply(event)
+            verdicts = [self._dismiss(event)] if isinstance(event, ev.Dismiss) else self._machine.apply(event)
             self._accept(event)
-        self._verdicts += verdicts
+            self._verdicts += verdicts
         self._received.append(event.to_json())
         return verdicts
 
@@ -96,24 +93,47 @@ class Referee:
         return keys - {(v.rule, v.seat, v.at) for v in self._verdicts if isinstance(v, (Withdrawn, Dismissed))}
 
     def _correct(self, correction: ev.Correction) -> list[Verdict]:
-        """Replace the event ``correction.of`` and re-derive everything from the start."""
+        """A correction is a replay: the log with the replacement in place of the misread event.
+
+        The corrected event and everything after it are judged afresh. What the correction
+        returns is how the verdicts moved: a :class:`Withdrawn` for each flag the new replay
+        no longer raises, then each verdict it derives that the old one did not, then a
+        :class:`Rederived`. Afterwards ``verdicts()`` is the fresh replay's followed by that
+        bookkeeping. If the replacement itself is impossible at its place, the correction is
+        rejected and nothing changes; a later event that the corrected log makes impossible
+        drops out of the log (the store keeps it; the referee no longer counts it).
+        """
         if correction.of not in self._ids:
             raise Rejected(f"correction of unknown event id {correction.of!r}")
         original = self._ids[correction.of]
+        if isinstance(original, (ev.Correction, ev.Dismiss)):
+            raise Rejected(f"event {correction.of!r} is a {original.kind}: correct the table event itself")
         # A correction fixes what was read, not when: the replacement keeps the original's time.
         replacement = dataclasses.replace(correction.event, t=original.t, id=original.id)
         fresh = Referee(self.ruleset)
         for event in self._log:
             if isinstance(event, ev.Correction):
                 fresh._accept(event)  # already folded into the log
+            elif event.id == correction.of:
+                try:
+                    fresh.feed(replacement)
+                except ev.EventError as exc:
+                    raise Rejected(f"correction of {correction.of!r}: the replacement is impossible there: "
+                                   f"{exc}") from None
             else:
                 try:
-                    fresh.feed(replacement if event.id == correction.of else event)
+                    fresh.feed(event)
                 except ev.EventError:
                     pass
-        self._machine, self._verdicts, self._log, self._ids = fresh._machine, fresh._verdicts, fresh._log, fresh._ids
+        before = [v for v in self._verdicts if not isinstance(v, (Withdrawn, Rederived))]
+        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {correction.of!r} is read as corrected")
+                     for v in _missing(before, fresh._verdicts) if isinstance(v, Flag)]
+        news = _missing(fresh._verdicts, before)
+        done = Rederived(correction.of, correction.by, correction.t)
+        self._machine, self._log, self._ids = fresh._machine, fresh._log, fresh._ids
+        self._verdicts = fresh._verdicts + withdrawn + [done]
         self._accept(correction)
-        return [Rederived(correction.of, correction.by, correction.t)]
+        return withdrawn + news + [done]
 
     def snapshot(self) -> bytes:
         """Canonical JSON of the ruleset and the accepted events (:mod:`referee.snapshot`)."""
@@ -123,6 +143,18 @@ class Referee:
     def restore(cls, blob: bytes) -> Referee:
         """The referee a snapshot describes; raises ``SnapshotError`` (a ``ValueError``)."""
         return snapshot.restore(blob, cls)
+
+
+def _missing(these: list[Verdict], there: list[Verdict]) -> list[Verdict]:
+    """The verdicts of ``these`` that ``there`` lacks, counted as a multiset, in order."""
+    rest = list(there)
+    out = []
+    for verdict in these:
+        if verdict in rest:
+            rest.remove(verdict)
+        else:
+            out.append(verdict)
+    return out
 
 
 def replay(events, ruleset: Ruleset | None = None) -> list[Verdict]:

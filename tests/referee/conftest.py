@@ -46,6 +46,17 @@ class Script:
     def flags(self, *, ignore: tuple[str, ...] = ("D3",)) -> list[tuple[str, str | None]]:
         return [(r["rule"], r["seat"]) for r in self.records if r["type"] == "flag" and r["rule"] not in ignore]
 
+    def standing(self, *, ignore: tuple[str, ...] = ("D3",)) -> list[tuple[str, str | None]]:
+        """The flags a screen shows from the stream of records: raised, minus each one a
+        ``withdrawn`` or ``dismissed`` record names (by rule, seat and time)."""
+        shown: list[tuple] = []
+        for r in self.records:
+            if r["type"] == "flag":
+                shown.append((r["rule"], r["seat"], r["at"]))
+            elif r["type"] in ("withdrawn", "dismissed"):
+                shown.remove((r["rule"], r["seat"], r["at"]))
+        return [(rule, seat) for rule, seat, _ in shown if rule not in ignore]
+
     def of_type(self, kind: str) -> list[dict]:
         return [r for r in self.records if r["type"] == kind]
 

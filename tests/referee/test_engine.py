@@ -388,7 +388,7 @@ def test_correction_replaces_a_misread_event_and_rederives():
     s("play", seat="E", cards=["5S"], id="p2")  # misread: really 5S was TS
     assert s.flags() == [("P5", "E")]
     out = s("correction", of="p2", event={"type": "play", "seat": "E", "cards": ["TS"]}, by="referee")
-    assert out[0]["type"] == "rederived"
+    assert [r["type"] for r in out] == ["withdrawn", "rederived"]
     assert [r for r in s.referee.records() if r["type"] == "flag"] == []
     assert s.deal.turn == "N" and s.deal.counts["E"] == 26
 
