@@ -1,63 +1,136 @@
 """Rulesets: the fixed rules of a session, apart from the per-deal state (STYLE habit 5).
 
-The default is the competition rule book (RULES.md, source 000); named variants switch on
-the alternatives RULES.md lists. A TOML file may start from any named ruleset
-(``base = "report6"``) and override fields; unknown keys are an error, so a typo in a
-tournament's rules file cannot silently fall back to a default.
+Each named ruleset is named for its source and says, value by value, which article of
+which seed document (``../shared/seeds/``: 000 Jiangsu competition rules, 001 the 2026
+六摩尔 cup's house rules with an introductory article, 002/003 encyclopedia summaries) it
+comes from; where a ruleset takes values from more than one source, or a value has no
+source, its docstring says so. A TOML file may start from any named ruleset
+(``base = "report6"``) and override fields; unknown keys and values out of range are an
+error, so a typo in a tournament's rules file cannot silently fall back to a default.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass
 
+LATENESS = ("competition", "liumoer-2026")
+"""K5 schemes: 000's (<= 5 min warning, <= 10 min foul, more: forfeit 17:0) and 001's
+(> 5 min: the opponents win deal 1 with +3; > 10 min: the round is forfeited at A:6)."""
+
+RANGES: dict[str, tuple[float, float, str]] = {
+    "report_threshold": (1, 27, " cards"),
+    "tribute_seconds": (1, 600, " s"),
+    "return_seconds": (1, 600, " s"),
+    "lead_seconds": (1, 600, " s"),
+    "follow_seconds": (1, 600, " s"),
+    "countdown_seconds": (0, 120, " s"),
+    "a_reset_after": (0, 20, " tries"),
+    "session_minutes": (1, 600, " min"),
+    "max_deals": (1, 100, " deals"),
+    "no_new_deal_minutes": (0, 600, " min"),
+    "min_confidence": (0, 1, ""),
+}
+"""The range each numeric setting must lie in: wider than any rule book, narrow enough that
+a sign slip or a unit mix-up (seconds typed as milliseconds) is caught."""
+
+RETIRED = {
+    "friendly": "'friendly' mixed the report6 threshold with seed 001's lateness and 000's clock, "
+                "matching no source; use 'liumoer-2026' (seed 001's house rules) or a TOML file "
+                "with base = \"report6\"",
+}
+"""Names that are gone, and what replaces them."""
+
 
 class RulesetError(ValueError):
-    """An unknown ruleset name, an unknown key, or a value of the wrong type."""
+    """An unknown ruleset name, an unknown key, or a value of the wrong type or out of range."""
 
 
 @dataclass(frozen=True)
 class Ruleset:
     name: str = "competition"
-    report_threshold: int = 10  # R1: report at <= this many cards (variant: 6)
-    tribute_seconds: float = 20  # K1
-    return_seconds: float = 40  # K1
-    lead_seconds: float = 40  # K2
-    follow_seconds: float = 20  # K3 (variant: 15)
-    countdown_seconds: float = 10  # K4
+    report_threshold: int = 10  # R1: report at <= this many cards
+    tribute_seconds: float = 20.0  # K1
+    return_seconds: float = 40.0  # K1
+    lead_seconds: float = 40.0  # K2
+    follow_seconds: float = 20.0  # K3
+    countdown_seconds: float = 10.0  # K4
     a_pass_needs_second: bool = False  # U3 variant: passing A needs the partner 二游
     a_reset_after: int = 0  # U3 variant: after this many failed tries at A, back to 2 (0 = never)
-    lateness: str = "competition"  # K5: "competition" or "friendly" (001: > 5 min costs deal 1)
-    session_minutes: float = 50  # W1
+    lateness: str = "competition"  # K5: one of LATENESS
+    session_minutes: float = 50.0  # W1
     max_deals: int = 8  # W1
-    no_new_deal_minutes: float = 5  # W2
+    no_new_deal_minutes: float = 5.0  # W2
     min_confidence: float = 0.8  # reads below this are shown for review, never trusted silently
 
     def __post_init__(self) -> None:
-        if self.lateness not in ("competition", "friendly"):
-            raise RulesetError(f"lateness must be 'competition' or 'friendly', not {self.lateness!r}")
-        if not 1 <= self.report_threshold <= 27:
-            raise RulesetError(f"report_threshold must be 1..27, not {self.report_threshold!r}")
+        if self.lateness not in LATENESS:
+            hint = f"; {RETIRED[self.lateness]}" if self.lateness in RETIRED else ""
+            raise RulesetError(f"ruleset {self.name!r}: lateness must be one of {', '.join(LATENESS)}, "
+                               f"not {self.lateness!r}{hint}")
+        for key, (low, high, unit) in RANGES.items():
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                shown = f"{value!r}" if not isinstance(value, float) or math.isfinite(value) else str(value)
+                raise RulesetError(f"ruleset {self.name!r}: {key} must be {low:g}..{high:g}{unit}, not {shown}")
+        if self.no_new_deal_minutes >= self.session_minutes:
+            raise RulesetError(f"ruleset {self.name!r}: no_new_deal_minutes ({self.no_new_deal_minutes:g}) must be "
+                               f"less than session_minutes ({self.session_minutes:g})")
 
 
-NAMED: dict[str, Ruleset] = {
-    "competition": Ruleset(),
-    "report6": Ruleset(name="report6", report_threshold=6),
-    "fast15": Ruleset(name="fast15", follow_seconds=15),
-    "a-reset": Ruleset(name="a-reset", a_reset_after=3),
-    "a-second": Ruleset(name="a-second", a_pass_needs_second=True),
-    "friendly": Ruleset(name="friendly", lateness="friendly", report_threshold=6),
-}
+COMPETITION = Ruleset()
+"""``competition``: seed 000 (Jiangsu competition rules), with the round's limits of 001.
+
+* R1 report at <= 10 cards: 000 比赛通则 五 (报牌);
+* K1 tribute 20 s, return 40 s; K2 first lead 40 s; K3 follow 20 s: 000 通则 九.2-3;
+* K4 countdown: 000 通则 九 says 读秒 without a length; 10 s is this project's default;
+* K5 lateness (<= 5 min warning, <= 10 min foul, more: forfeit 17:0): 000 通则 九.1 and
+  第四章 三(四) (弃权记分17:0);
+* U1-U3 (passing A with the partner 二游 or 三游, no reset): 000 通则 六;
+* W1 50 minutes or 8 deals: 001 四 (000 通则 七.1 only says "规定时间/规定的副数");
+  W2 no new deal in the last 5 minutes: 001 六.6;
+* ``min_confidence`` 0.8 is a recognition setting, not a rule.
+"""
+
+LIUMOER_2026 = Ruleset(name="liumoer-2026", follow_seconds=15.0, lateness="liumoer-2026")
+"""``liumoer-2026``: seed 001's house rules (化学加"六摩尔"杯摜蛋友谊赛规则, 2026) exactly.
+
+* K2 first play of a deal 40 s, K3 every later play 15 s: 001 六.4;
+* R1 report at <= 10 cards: 001 六.5;
+* K5 > 5 min late: the opponents win deal 1 (+3); > 10 min: the round is forfeited and
+  scored A:6: 001 三;
+* W1 50 minutes, 8 deals, or passing A ends the round; U1 (+3/+2/+1): 001 四;
+* W2 no new deal after the 5-minute call: 001 六.6;
+* everything else 001 leaves to the national rules it names (六.9): K1 20 s / 40 s,
+  the K4 countdown and passing A with the partner not 下游 as in ``competition`` (000).
+"""
+
+REPORT6 = Ruleset(name="report6", report_threshold=6)
+"""``report6``: ``competition`` with R1 at <= 6 cards, the Nanjing rule of 002 (报牌:
+"南京等地规则为不超过6张"). Every other value as ``competition`` (000, 001)."""
+
+FAST15 = Ruleset(name="fast15", follow_seconds=15.0)
+"""``fast15``: ``competition`` with K3 15 s (001 六.4). Every other value as ``competition``;
+unlike ``liumoer-2026`` it keeps 000's lateness."""
+
+A_RESET = Ruleset(name="a-reset", a_reset_after=3)
+"""``a-reset``: ``competition`` where three failed tries at A send a side back to 2: 001's
+introductory article 三.3 (胜负判定: "打A打了三次没过，则需回到打2"; 002 过A names it as a
+local variant). Every other value as ``competition``."""
+
+A_SECOND = Ruleset(name="a-second", a_pass_needs_second=True)
+"""``a-second``: ``competition`` where passing A needs the partner 二游: the local variant
+002 names under 过A ("必须一二游"). Every other value as ``competition``."""
+
+NAMED: dict[str, Ruleset] = {r.name: r for r in (COMPETITION, LIUMOER_2026, REPORT6, FAST15, A_RESET, A_SECOND)}
 
 
 def ruleset_from_mapping(data: dict, name: str = "custom") -> Ruleset:
     """Build a ruleset from a mapping (a parsed TOML file): ``base`` plus overrides."""
     data = dict(data)
-    base_name = data.pop("base", "competition")
-    if base_name not in NAMED:
-        raise RulesetError(f"unknown base ruleset {base_name!r} (known: {', '.join(NAMED)})")
-    base = NAMED[base_name]
+    base = load_ruleset(data.pop("base", "competition"), what="base ruleset")
     fields = {f.name: f for f in dataclasses.fields(Ruleset)}
     for key, value in data.items():
         if key not in fields or key == "name":
@@ -68,7 +141,7 @@ def ruleset_from_mapping(data: dict, name: str = "custom") -> Ruleset:
         if type(value) is not expected:
             raise RulesetError(f"ruleset key {key!r} must be {expected.__name__}, not {value!r}")
         data[key] = value
-    return dataclasses.replace(base, name=data.pop("name", name), **data)
+    return dataclasses.replace(base, name=name, **data)
 
 
 def ruleset_from_toml(text: str, name: str = "custom") -> Ruleset:
@@ -80,10 +153,13 @@ def ruleset_from_toml(text: str, name: str = "custom") -> Ruleset:
     return ruleset_from_mapping(data, name=name)
 
 
-def load_ruleset(name: str) -> Ruleset:
-    """A named ruleset: ``competition`` (default), ``report6``, ``fast15``, ``a-reset``,
-    ``a-second``, ``friendly``."""
+def load_ruleset(name: str, what: str = "ruleset") -> Ruleset:
+    """A named ruleset: ``competition`` (default), ``liumoer-2026``, ``report6``, ``fast15``,
+    ``a-reset``, ``a-second``."""
+    if name in RETIRED:
+        raise RulesetError(f"{what} {name!r} is gone: {RETIRED[name]}")
     try:
         return NAMED[name]
-    except KeyError:
-        raise RulesetError(f"unknown ruleset {name!r} (known: {', '.join(NAMED)}; or a .toml file)") from None
+    except (KeyError, TypeError):
+        files = "; or a .toml file" if what == "ruleset" else ""
+        raise RulesetError(f"unknown {what} {name!r} (known: {', '.join(NAMED)}{files})") from None

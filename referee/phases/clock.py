@@ -54,12 +54,11 @@ class ClockRules(Phase):
         minutes = event.minutes_late
         if minutes <= 0:
             return []
+        house = session.ruleset.lateness == "liumoer-2026"
         if minutes > 10:
-            severity, what = "loss", "forfeits the round"
+            severity, what = "loss", "forfeits the round" + (" (scored A:6)" if house else "")
         elif minutes > 5:
-            severity = "foul"
-            what = ("gives the opponents deal 1 with +3" if session.ruleset.lateness == "friendly"
-                    else "is a foul")
+            severity, what = "foul", "gives the opponents deal 1 with +3" if house else "is a foul"
         else:
             severity, what = "warning", "is a warning"
         return [flag("K5", severity, None, f"{event.side} arrived {minutes:g} min late: {what}",

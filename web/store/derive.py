@@ -7,6 +7,7 @@ hashing, concurrency) can be exercised with any object that keeps the same contr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Protocol
 
@@ -43,6 +44,7 @@ def ruleset_spec(name: str, **settings) -> str:
     changed = {k: v for k, v in settings.items() if getattr(base, k) != v}
     if not changed:
         return name
+    dataclasses.replace(base, **changed)  # range-checks the settings: RulesetError names the bad one
     return json.dumps({"base": name, **changed}, sort_keys=True, separators=(",", ":"))
 
 
