@@ -28,8 +28,18 @@ BJ: Card = BIG_JOKER_RANK * 4
 
 FACES: tuple[Card, ...] = tuple(range(52)) + (SJ, BJ)
 """The 54 faces of one deck, in rank-then-suit order."""
-DOUBLE_DECK: tuple[Card, ...] = FACES + FACES
+COPIES = 2
+"""How many of each face the two decks hold (C1)."""
+DOUBLE_DECK: tuple[Card, ...] = FACES * COPIES
 """The 108 cards of a Guandan deck (C1), as faces."""
+
+
+def over_copies(cards) -> list[Card]:
+    """The faces of ``cards`` that occur more often than two decks hold (sorted)."""
+    seen: dict[Card, int] = {}
+    for card in cards:
+        seen[card] = seen.get(card, 0) + 1
+    return sorted(card for card, n in seen.items() if n > COPIES)
 
 
 class CardError(ValueError):

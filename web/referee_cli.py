@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def classify_command(args: argparse.Namespace) -> int:
-    from referee.cards import parse_cards, parse_level
+    from referee.cards import cards_name, over_copies, parse_cards, parse_level
     from referee.combos import ComboError, default_reading, parse_comb_type, readings
 
     level = parse_level(args.level)
@@ -34,11 +34,16 @@ def classify_command(args: argparse.Namespace) -> int:
     declared = parse_comb_type(args.declared) if args.declared else None
     table = None
     if args.table:
-        table = default_reading(parse_cards(args.table), level)
+        table_cards = parse_cards(args.table)
+        if over_copies(table_cards):
+            raise ComboError(f"the table play holds more copies of {cards_name(over_copies(table_cards))} "
+                             f"than two decks hold: {args.table!r}")
+        table = default_reading(table_cards, level)
         if table is None:
             raise ComboError(f"the table play is not a legal combination: {args.table!r}")
-    chosen = default_reading(cards, level, table, declared)
-    if chosen is None and table is not None:
+    extra = over_copies(cards)  # D3: more copies than two decks hold is a misread, never a play
+    chosen = None if extra else default_reading(cards, level, table, declared)
+    if chosen is None and table is not None and not extra:
         chosen = default_reading(cards, level, None, declared)  # legal, but does not beat
     reading = chosen.to_json() if chosen else None
     out = {
@@ -47,8 +52,11 @@ def classify_command(args: argparse.Namespace) -> int:
         "rank": reading["rank"] if reading else None,
         "size": len(cards),
         "reading": reading,
-        "readings": [r.to_json() for r in readings(cards, level)],
+        "readings": [] if extra else [r.to_json() for r in readings(cards, level)],
     }
+    if extra:
+        out["reason"] = (f"more copies of {cards_name(extra)} than two decks hold (two of each face): "
+                         "a misread, or a card from another deck")
     if table is not None:
         out["table"] = table.to_json()
         out["beats"] = chosen is not None and chosen.beats(table)

@@ -1,11 +1,12 @@
-"""The deck (RULES.md D3): 27 cards each, 108 in all, each face twice; RFID deck checks."""
+"""The deck (RULES.md D3): 27 cards each, 108 in all, each face twice (also among the cards
+played in a deal); RFID deck checks."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from .. import events as ev
-from ..cards import Card, card_name
+from ..cards import Card, card_name, over_copies
 from ..seats import SEATS, Seat, Side
 from ..state import DealState
 from ..verdicts import ClaimWindow, Flag, Verdict
@@ -35,16 +36,23 @@ class DeckRules(Phase):
             out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal)))
         return out
 
-    def _count_played(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float) -> list[Verdict]:
-        """D3: a face played a third time in one deal (two decks hold two)."""
-        out = []
+    def _impossible_play(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float) -> Flag | None:
+        """D3: a play that would show a face more often in this deal than two decks hold.
+
+        Such a read is a misread or a card from another deck, never a bomb: the play is not
+        judged and the turn stays, until a correction or the referee settles it."""
+        counts = Counter(cards)
+        over = over_copies([*cards, *(c for c in counts for _ in range(deal.played_faces.get(c, 0)))])
+        if not over:
+            return None
+        seen = ", ".join(f"{card_name(c)} {deal.played_faces.get(c, 0) + counts[c]} times" for c in over)
+        return _d3("warning", seat, f"{seat}'s play would show {seen} in this deal; two decks hold two of each "
+                                    "(a misread, or a card from another deck): not judged", t, claim_deal(deal))
+
+    @staticmethod
+    def _count_played(deal: DealState, cards: tuple[Card, ...]) -> None:
         for card in cards:
             deal.played_faces[card] = deal.played_faces.get(card, 0) + 1
-            if deal.played_faces[card] == 3:
-                out.append(_d3("warning", seat,
-                               f"{card_name(card)} was played a third time in this deal (two decks hold two)",
-                               t, claim_deal(deal)))
-        return out
 
     @handles(ev.DeckAnomaly)
     def _on_deck_anomaly(self, event: ev.DeckAnomaly) -> list[Verdict]:

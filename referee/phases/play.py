@@ -49,6 +49,9 @@ class PlayRules(Phase):
             return records + [_p4("violation", seat,
                                   f"{seat} played {cards_name(event.cards)} out of turn ({deal.turn} to play)",
                                   event.t, claim_round(deal))]
+        impossible = self._impossible_play(deal, seat, event.cards, event.t)
+        if impossible is not None:
+            return records + [impossible]
         if len(event.cards) > deal.counts[seat]:
             return records + [_p5(seat, f"{seat} laid {len(event.cards)} cards but holds only {deal.counts[seat]}",
                                   event.t, claim_round(deal))]
@@ -71,7 +74,8 @@ class PlayRules(Phase):
         return f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})"
 
     def _lay(self, deal: DealState, seat: Seat, event: ev.Play, reading: Reading) -> list[Verdict]:
-        records = self._count_played(deal, seat, event.cards, event.t)
+        records: list[Verdict] = []
+        self._count_played(deal, event.cards)
         if deal.hands is not None:
             for card in event.cards:
                 deal.hands[seat].remove(card)

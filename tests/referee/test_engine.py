@@ -441,3 +441,26 @@ def test_session_start_names_its_ruleset_and_an_unknown_one_is_an_error():
     assert referee.state is None
     referee.feed({"type": "session_start", "t": 0, "ruleset": "report6"})
     assert referee.state.ruleset.report_threshold == 6
+
+
+# ---------------------------------------------------------------- D3: physically impossible plays
+def test_d3_a_play_with_more_copies_than_two_decks_is_flagged_not_judged_as_a_bomb():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    out = s("play", seat="S", cards=["3S", "3S", "3S", "3S"])
+    assert [(r["rule"], r["seat"]) for r in out] == [("D3", "S")]
+    assert "3S 4 times" in out[0]["message"] and "not judged" in out[0]["message"]
+    assert s.deal.turn == "S" and s.deal.table is None and s.deal.counts["S"] == 27
+
+
+def test_d3_a_card_seen_a_third_time_in_a_deal_is_flagged_and_the_play_not_laid():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["7H", "7H"])
+    s("play", seat="E", cards=["7H", "7D"])  # a third 7H: a misread or another deck's card
+    flag = s.of_type("flag")[-1]
+    assert (flag["rule"], flag["seat"], flag["claim_until"]) == ("D3", "E", {"deal": 1})
+    assert "7H 3 times" in flag["message"]
+    assert s.deal.turn == "E" and s.deal.table_seat == "S" and s.deal.played_faces[s.deal.table_cards[0]] == 2
+    s("play", seat="E", cards=["8S", "8D"])  # read right: the play goes on
+    assert s.deal.table_seat == "E"

@@ -88,3 +88,4 @@ def test_enumeration_finds_every_reading_of_every_sub_multiset(hand, level):
                 brute.add((r.type, r.rank, r.suit))
     enumerated = {(p.reading.type, p.reading.rank, p.reading.suit) for p in legal_plays(hand, level)}
     assert enumerated == brute
+

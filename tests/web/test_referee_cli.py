@@ -1,5 +1,8 @@
 """The ``classify`` and ``replay`` command-line contracts."""
 
+import argparse
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -7,8 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from referee.cards import DOUBLE_DECK, FACES, card_name, cards_name
 from web.app.cli import main
+from web.referee_cli import classify_command
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 
@@ -32,6 +39,25 @@ def test_classify_illegal_and_declared(capsys):
         "legal": False, "type": None, "rank": None, "size": 2, "reading": None, "readings": []}
     data = json.loads(run(capsys, "classify", "AS AD 2S 2C 2H 2H", "--declared", "plate")[1])
     assert (data["type"], data["rank"]) == ("plate", "2")
+
+
+def test_classify_refuses_more_copies_than_two_decks_hold(capsys):
+    data = json.loads(run(capsys, "classify", "3S 3S 3S 3S")[1])
+    assert (data["legal"], data["type"], data["readings"]) == (False, None, [])
+    assert "more copies of 3S than two decks hold" in data["reason"]
+    assert "reason" not in json.loads(run(capsys, "classify", "3S 3S 3D 3D")[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(FACES), st.integers(3, 8), st.lists(st.sampled_from(DOUBLE_DECK), max_size=2),
+       st.sampled_from("23456789TJQKA"))
+def test_no_play_with_three_copies_of_a_face_is_legal(face, copies, others, level):
+    out = io.StringIO()
+    args = argparse.Namespace(cards=cards_name([face] * copies + others), level=level, table=None, declared=None)
+    with contextlib.redirect_stdout(out):
+        classify_command(args)
+    data = json.loads(out.getvalue())
+    assert not data["legal"] and data["readings"] == [] and card_name(face) in data["reason"]
 
 
 def test_classify_jokers_rank_names(capsys):
