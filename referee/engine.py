@@ -38,7 +38,7 @@ class Referee:
         self._log: list[ev.Event] = []
         self._ids: dict[str, ev.Event] = {}
         self._verdicts: list[Verdict] = []
-        self._received: list[dict] = []  # every accepted event as received: what a snapshot holds
+        self._received: list[ev.Event] = []  # every accepted event as received: what a snapshot holds
 
     @property
     def state(self) -> SessionState | None:
@@ -71,7 +71,7 @@ class Referee:
             verdicts = [self._dismiss(event)] if isinstance(event, ev.Dismiss) else self._machine.apply(event)
             self._accept(event)
             self._verdicts += verdicts
-        self._received.append(event.to_json())
+        self._received.append(event)
         return verdicts
 
     def _accept(self, event: ev.Event) -> None:
@@ -137,7 +137,7 @@ class Referee:
 
     def snapshot(self) -> bytes:
         """Canonical JSON of the ruleset and the accepted events (:mod:`referee.snapshot`)."""
-        return snapshot.dumps(self.ruleset, self._received)
+        return snapshot.dumps(self.ruleset, [event.to_json() for event in self._received])
 
     @classmethod
     def restore(cls, blob: bytes) -> Referee:

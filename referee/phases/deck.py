@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .. import events as ev
-from ..cards import Card, card_name, over_copies
+from ..cards import COPIES, Card, card_name
 from ..seats import SEATS, Seat, Side
 from ..state import DealState
 from ..verdicts import ClaimWindow, Flag, Verdict
@@ -41,12 +41,14 @@ class DeckRules(Phase):
 
         Such a read is a misread or a card from another deck, never a bomb: the play is not
         judged and the turn stays, until a correction or the referee settles it."""
-        counts = Counter(cards)
-        over = over_copies([*cards, *(c for c in counts for _ in range(deal.played_faces.get(c, 0)))])
+        seen: dict[Card, int] = {}
+        for card in cards:  # a plain loop: this runs on every play
+            seen[card] = seen.get(card, deal.played_faces.get(card, 0)) + 1
+        over = sorted(card for card, n in seen.items() if n > COPIES)
         if not over:
             return None
-        seen = ", ".join(f"{card_name(c)} {deal.played_faces.get(c, 0) + counts[c]} times" for c in over)
-        return _d3("warning", seat, f"{seat}'s play would show {seen} in this deal; two decks hold two of each "
+        shown = ", ".join(f"{card_name(c)} {seen[c]} times" for c in over)
+        return _d3("warning", seat, f"{seat}'s play would show {shown} in this deal; two decks hold two of each "
                                     "(a misread, or a card from another deck): not judged", t, claim_deal(deal))
 
     @staticmethod
