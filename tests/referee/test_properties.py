@@ -30,7 +30,9 @@ def test_readings_do_not_depend_on_card_order(cards, level, rnd):
 @given(deck_draw, levels)
 def test_every_reading_accounts_for_every_card(cards, level):
     wilds = cards.count(wildcard(level))
-    for r in readings(cards, level):
+    found = readings(cards, level)
+    assert found or len(cards) > 1, "one card always reads as a single"
+    for r in found:
         assert r.size == len(cards)
         assert len(r.wild_as) == wilds
         assert all(rank <= ACE for rank in r.wild_as), "a wildcard never stands for a joker"
@@ -69,12 +71,15 @@ hands = st.lists(st.sampled_from(DOUBLE_DECK), min_size=1, max_size=27).filter(_
 @given(hands, levels, deck_draw.filter(_physical))
 def test_every_enumerated_play_is_legal_held_and_beats_the_table(hand, level, table_cards):
     table = default_reading(table_cards, level)
+    enumerated = 0
     for play in legal_plays(hand, level, table):
+        enumerated += 1
         assert all(play.cards.count(c) <= hand.count(c) for c in set(play.cards))
         kinds = {(r.type, r.rank) for r in readings(play.cards, level)}
         assert (play.reading.type, play.reading.rank) in kinds
         assert table is None or play.reading.beats(table)
         assert play.cards in legal_plays(hand, level, table)
+    assert enumerated or table is not None, "a leader always has a legal lead"
 
 
 @settings(max_examples=40, deadline=None)
