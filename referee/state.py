@@ -1,7 +1,8 @@
 """The state of a table: a session (a round between two pairs) and the deal in progress.
 
 Plain mutable records owned by one :class:`referee.engine.Referee`; they are always the
-replay of the accepted events, so a snapshot is just a pickle of them.
+replay of the accepted events, so a snapshot (:mod:`referee.snapshot`) holds those events,
+not these records.
 """
 
 from __future__ import annotations
