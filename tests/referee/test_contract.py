@@ -142,3 +142,21 @@ def test_flags_are_keyed_by_rule_seat_and_time():
     s("play", seat="N", cards=["3S"])
     flag = next(v for v in s.referee.verdicts() if isinstance(v, Flag))
     assert flag.key == ("P4", "N", s.t)
+
+
+def test_a_snapshot_after_a_correction_and_a_dismissal_restores_every_record():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["9S"], id="p1")
+    s("play", seat="E", cards=["8S"], id="p2")
+    s("play", seat="N", cards=["3S"], id="p3")
+    out = s("correction", of="p2", event={"type": "play", "seat": "E", "cards": ["TS"]}, by="Li")
+    # E's P5 and N's P4 go; N's 3S, now in turn, does not beat TS: P5
+    assert [(r["type"], r.get("rule"), r.get("seat")) for r in out] == [
+        ("withdrawn", "P5", "E"), ("withdrawn", "P4", "N"), ("flag", "P5", "N"), ("rederived", None, None)]
+    assert s("dismiss", rule="P5", seat="N", at=4.0, reason="seen on video", by="Li")[0]["type"] == "dismissed"
+    blob = s.referee.snapshot()
+    again = Referee.restore(blob)
+    assert [r["type"] for r in again.records()] == ["flag", "withdrawn", "withdrawn", "rederived", "dismissed"]
+    assert again.records() == s.referee.records() and again.state == s.referee.state
+    assert again.log == s.referee.log and again.snapshot() == blob
