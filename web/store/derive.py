@@ -79,6 +79,10 @@ class RefereeDeriver:
         return self.referee.state
 
     @property
+    def ruleset(self):
+        return self.referee.ruleset
+
+    @property
     def log(self):
         return self.referee.log
 
