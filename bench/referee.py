@@ -46,7 +46,7 @@ def main() -> None:
     mismatches = 0
     for seed in range(args.soak):
         sim = simulate_session(100_000 + seed, breaches=0.02)
-        got = sorted((v.rule, v.seat) for v in sim.records if isinstance(v, Flag))
+        got = sorted((v.rule, v.seat) for v in sim.verdicts if isinstance(v, Flag))
         mismatches += got != sorted(sim.expected_flags)
     print(f"soak: {args.soak} seeded sessions with injected breaches, {mismatches} with unexpected flags "
           f"({time.process_time() - start:.0f} s)")

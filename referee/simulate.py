@@ -27,7 +27,12 @@ from .verdicts import Verdict
 class Simulation:
     events: list[dict] = field(default_factory=list)
     expected_flags: list[tuple[str, str]] = field(default_factory=list)  # (rule, seat)
-    records: list[Verdict] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[dict]:
+        """The verdicts as JSON records (what ``replay`` prints and the store keeps)."""
+        return [verdict.to_json() for verdict in self.verdicts]
 
 
 class _Table:
@@ -46,7 +51,7 @@ class _Table:
             records = self.referee.feed(event)
         except EventError as exc:
             raise AssertionError(f"the simulator produced a rejected event: {exc}") from None
-        self.sim.records += records
+        self.sim.verdicts += records
         return records
 
     def wait(self, low: float = 1.0, high: float = 8.0) -> None:

@@ -22,10 +22,10 @@ def test_clean_sessions_raise_no_flag_and_end_with_a_result(chunk):
     checked = 0
     for seed in SEEDS[chunk::4][: len(SEEDS) // 8 + 1]:
         sim = simulate_session(seed)
-        assert _flags(sim.records) == [], seed
-        results = [v for v in sim.records if isinstance(v, SessionResult)]
+        assert _flags(sim.verdicts) == [], seed
+        results = [v for v in sim.verdicts if isinstance(v, SessionResult)]
         assert len(results) == 1, seed
-        ends = [v for v in sim.records if isinstance(v, DealEnd)]
+        ends = [v for v in sim.verdicts if isinstance(v, DealEnd)]
         assert ends and all(sorted(e.order) == ["E", "N", "S", "W"] for e in ends)
         assert sum(results[0].score.values()) == 28 or results[0].ending is SessionEnding.FORFEIT
         checked += 1
@@ -37,7 +37,7 @@ def test_injected_breaches_raise_exactly_the_expected_flags(chunk):
     checked = 0
     for seed in SEEDS[chunk::4]:
         sim = simulate_session(10_000 + seed, breaches=0.02)
-        assert _flags(sim.records) == sorted(sim.expected_flags), seed
+        assert _flags(sim.verdicts) == sorted(sim.expected_flags), seed
         checked += 1
     assert checked >= 1
 
@@ -46,6 +46,6 @@ def test_replaying_a_log_gives_the_same_records():
     checked = 0
     for seed in SEEDS[:20]:
         sim = simulate_session(seed, breaches=0.02)
-        assert replay(sim.events) == sim.records
+        assert replay(sim.events) == sim.verdicts
         checked += 1
     assert checked >= 1
