@@ -36,13 +36,11 @@ def real_store(db_url):
 
 
 @pytest.fixture
-def liumoer(monkeypatch):
+def liumoer():
     """The referee ruleset of seed 001's cup, for tournaments that follow it."""
-    from referee.rulesets import NAMED, Ruleset
+    from referee.rulesets import NAMED
 
-    if "liumoer-2026" not in NAMED:
-        monkeypatch.setitem(NAMED, "liumoer-2026",
-                            Ruleset(name="liumoer-2026", lateness="friendly", follow_seconds=15))
+    assert "liumoer-2026" in NAMED
     return "liumoer-2026"
 
 
