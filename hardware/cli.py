@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     enroll.add_argument("--card", help="enrol one more card of this face only (e.g. a replacement 7H)")
     enroll.set_defaults(handler=_enroll)
 
-    listen = cmds.add_parser("listen", help="print debounced reads (or plays and deck flags)")
+    listen = cmds.add_parser("listen", help="print debounced reads (or plays and deck anomalies)")
     reader_args(listen)
     listen.add_argument("--registry", type=Path, help="registry file, to name the cards")
     where = listen.add_mutually_exclusive_group()
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--seat", help="the seat of a single-antenna reader")
     listen.add_argument("--json", action="store_true", help="one JSON object per read: seat, tag, card, t")
     listen.add_argument("--plays", action="store_true",
-                        help="print play observations and D3 deck flags (JSON lines) instead of reads; "
+                        help="print play observations and D3 deck anomalies (JSON lines) instead of reads; "
                              "the whole run counts as one deal")
     listen.add_argument("--settle", type=float, default=0.5,
                         help="seconds without a new card before a seat's play is complete (default 0.5)")

@@ -1,4 +1,7 @@
-"""Deck integrity checks only RFID can make (RULES.md D3): flag records for a human.
+"""Deck integrity checks only RFID can make (RULES.md D3): ``deck_anomaly`` observations.
+
+Each one is a table event of the contract (``{"type": "deck_anomaly", "t", "seat", "tags",
+"message"}``); the referee raises the D3 flag from it, so a human sees it with the rest.
 
 * a tag played twice in one deal (a swapped-in duplicate, or a card taken back and replayed);
 * a tag this table's deck does not hold (another table's deck, or an unregistered card);
@@ -13,16 +16,8 @@ from hardware.registry import DECK_SIZE, TagRegistry
 from referee.seats import Seat
 
 
-def flag(seat: Seat, message: str, at: float, tags: list[str]) -> dict:
-    return {
-        "type": "flag",
-        "rule": "D3",
-        "severity": "warning",
-        "seat": seat,
-        "message": message,
-        "at": at,
-        "evidence": {"tags": tags},
-    }
+def anomaly(seat: Seat, message: str, t: float, tags: list[str]) -> dict:
+    return {"type": "deck_anomaly", "t": t, "seat": seat, "tags": tags, "message": message, "source": "rfid"}
 
 
 class DeckChecker:
@@ -41,14 +36,14 @@ class DeckChecker:
         self.played.clear()
 
     def check(self, seat: Seat, tags: Iterable[str], t: float) -> list[dict]:
-        """Record a play's tags and return the flags it raises."""
-        flags = []
+        """Record a play's tags and return the anomalies they show."""
+        found = []
         for tag in tags:
             tag = tag.upper()
             earlier = self.played.get(tag)
             if earlier is not None:
                 card = self.registry.lookup(tag) or "an unregistered card"
-                flags.append(flag(
+                found.append(anomaly(
                     seat,
                     f"tag {tag} ({card}) was played twice this deal: by {earlier[0]} at "
                     f"{earlier[1]:.1f} s and by {seat} at {t:.1f} s",
@@ -58,16 +53,16 @@ class DeckChecker:
                 continue
             self.played[tag] = (seat, t)
             if tag not in self.registry:
-                flags.append(flag(seat, self._stranger(tag), t, [tag]))
+                found.append(anomaly(seat, self._stranger(tag), t, [tag]))
             if len(self.played) == DECK_SIZE + 1:
-                flags.append(flag(
+                found.append(anomaly(
                     seat,
                     f"a 109th card: {len(self.played)} different tags were played this deal, "
                     f"a deck holds {DECK_SIZE}",
                     t,
                     [tag],
                 ))
-        return flags
+        return found
 
     def _stranger(self, tag: str) -> str:
         for other in self.others:

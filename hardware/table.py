@@ -1,4 +1,4 @@
-"""One table's RFID side: debounced reads -> per-seat ``play`` observations + D3 flags.
+"""One table's RFID side: debounced reads -> per-seat ``play`` observations + D3 deck anomalies.
 
 A player lays a play in their play area card by card; the seat's new tags form one play once
 no new tag has arrived there for ``settle`` seconds. Cards that stay on the antenna from an
@@ -31,7 +31,7 @@ class RfidTable:
     * :meth:`read` returns the debounced read record ``{seat, tag, card, t, antenna}`` for the
       first read of a presence, else None;
     * :meth:`tick` returns ``play`` observations (``source: "rfid"``) for seats whose play
-      has settled, each followed by the D3 flags it raised.
+      has settled, each followed by the ``deck_anomaly`` observations (D3) it showed.
     """
 
     def __init__(

@@ -79,9 +79,9 @@ def test_deck_flags_duplicate_stranger_and_109th_card():
     play, flag = table.tick(5.2)
     assert play["cards"] == ["9C"]
     assert flag == {
-        "type": "flag", "rule": "D3", "severity": "warning", "seat": "E",
+        "type": "deck_anomaly", "seat": "E", "source": "rfid",
         "message": f"tag {tag('9C')} (9C copy 1) was played twice this deal: by S at 1.0 s and by E at 5.0 s",
-        "at": 5.0, "evidence": {"tags": [tag("9C")]},
+        "t": 5.0, "tags": [tag("9C")],
     }
     stray = tag("QD", 2, other)
     table.read(TagRead(stray, 3, 6.0))

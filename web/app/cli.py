@@ -16,9 +16,9 @@ from hardware import cli as hardware_cli
 from recognizer import cli as recognizer_cli
 from recognizer.table import cli as table_cli
 from web import referee_cli, store_cli
-from web.app import serve_cli
+from web.app import agent_cli, serve_cli
 
-COMMAND_MODULES = (referee_cli, store_cli, recognizer_cli, table_cli, hardware_cli, serve_cli)
+COMMAND_MODULES = (referee_cli, store_cli, recognizer_cli, table_cli, hardware_cli, serve_cli, agent_cli)
 
 
 class UsageError(Exception):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hardware.fusion import Fuser, ObservationError
+from web.app.agent.fusion import Fuser, ObservationError
 
 
 def cam(seat, cards, t, **extra):
@@ -20,7 +20,7 @@ def test_agreeing_sources_make_one_play_with_both_evidences():
     assert fuser.add(cam("S", ["7H", "7D"], 12.6, declared="pair")) == []
     (event,) = fuser.add(rfid("S", ["7d", "7H"], 12.5))
     assert event == {
-        "type": "play", "seat": "S", "cards": ["7H", "7D"], "t": 12.5, "declared": "pair",
+        "type": "play", "seat": "S", "cards": ["7H", "7D"], "t": 12.5, "declared": "pair", "source": "fused",
         "evidence": {"camera": {"crop": "frames/12.6.jpg"}, "rfid": {"tags": ["T7d", "T7H"]}},
     }
     assert fuser.flush(100.0) == []
@@ -31,7 +31,7 @@ def test_disagreeing_sources_make_a_conflict_for_a_human():
     fuser.add(rfid("E", ["7H", "7H"], 3.0))
     (event,) = fuser.add(cam("E", ["7H", "7D"], 3.4))
     assert event == {
-        "type": "conflict", "seat": "E", "t": 3.0,
+        "type": "conflict", "seat": "E", "t": 3.0, "source": "fused",
         "readings": {"camera": ["7H", "7D"], "rfid": ["7H", "7H"]},
         "evidence": {"camera": {"crop": "frames/3.4.jpg"}, "rfid": {"tags": ["T7H", "T7H"]}},
     }
@@ -60,10 +60,10 @@ def test_same_seat_outside_the_window_is_two_plays():
 def test_single_source_and_other_events_pass_straight_through():
     fuser = Fuser(sources=("rfid",))
     (event,) = fuser.add(rfid("W", ["BJ"], 5.0))
-    assert event["cards"] == ["BJ"] and "source" not in event
+    assert event["cards"] == ["BJ"] and event["source"] == "rfid"
     fuser = Fuser()
     (event,) = fuser.add({"type": "pass", "seat": "N", "t": 6.0, "source": "camera"})
-    assert event == {"type": "pass", "seat": "N", "t": 6.0, "evidence": {"camera": None}}
+    assert event == {"type": "pass", "seat": "N", "t": 6.0, "source": "camera", "evidence": {"camera": None}}
 
 
 @pytest.mark.parametrize("obs, message", [

@@ -4,9 +4,10 @@ Both sources describe a play the same way (``{"type": "play", "seat", "cards", "
 "source", "evidence"}``). Within ``window`` seconds, a camera play and an RFID play of the
 same seat are the same physical play:
 
-* they agree (same multiset of faces) -> one ``play`` event with the evidence of both;
-* they disagree -> a ``conflict`` event with both readings, for a human to decide (the
-  referee engine shows it as a review item);
+* they agree (same multiset of faces) -> one ``play`` event (``source: "fused"``) with the
+  evidence of both;
+* they disagree -> a ``conflict`` event (``source: "fused"``) with both readings, for a
+  human to decide (the referee engine shows it as a review item);
 * only one source saw it (the window ran out) -> that source's ``play`` event.
 
 Events leave in time order: a resolved event waits while an earlier play is still waiting
@@ -28,7 +29,7 @@ class ObservationError(ValueError):
 
 def _event(obs: dict) -> dict:
     """The table event of a single observation: its fields, evidence keyed by source."""
-    event = {k: v for k, v in obs.items() if k not in ("source", "evidence")}
+    event = {k: v for k, v in obs.items() if k != "evidence"}
     event["evidence"] = {obs["source"]: obs.get("evidence")}
     return event
 
@@ -43,12 +44,13 @@ def _merge(first: dict, second: dict) -> dict:
     t = min(first["t"], second["t"])
     if _same_cards(first, second):
         event = {k: v for o in (second, first) for k, v in o.items() if k not in ("source", "evidence")}
-        event.update(t=t, evidence=evidence)
+        event.update(t=t, source="fused", evidence=evidence)
         return event
     return {
         "type": "conflict",
         "seat": first["seat"],
         "t": t,
+        "source": "fused",
         "readings": {s: list(by_source[s]["cards"]) for s in SOURCES},
         "evidence": evidence,
     }

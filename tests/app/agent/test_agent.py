@@ -1,0 +1,77 @@
+"""The agent on a rendered table clip: stamped, ordered events with evidence in the outbox."""
+
+import cv2
+import numpy as np
+
+from recognizer.table.render import Act, Script, TableRenderer, TruthReaders
+from recognizer.table.watcher import TableWatcher
+from referee.cards import parse_cards
+from referee.events import parse_event
+from web.app.agent.agent import TableAgent
+from web.app.agent.outbox import Outbox
+
+SCRIPT = Script(
+    duration=6.0,
+    acts=(
+        Act(1.0, "S", "lay", tuple(parse_cards("3S 3H"))),
+        Act(2.4, "E", "lay", tuple(parse_cards("5D 5C"))),
+        Act(3.8, "N", "pass"),
+    ),
+)
+
+
+class Woken:
+    def __init__(self):
+        self.count = 0
+
+    def wake(self):
+        self.count += 1
+
+
+def play_clip(tmp_path, script=SCRIPT):
+    truth = TruthReaders()
+    outbox = Outbox(tmp_path / "out.sqlite", run="r")
+    sender = Woken()
+    agent = TableAgent("T9", outbox, TableWatcher(truth.by_seat(), crops_dir=tmp_path / "crops"), sender=sender)
+    for frame in TableRenderer(script, size=(960, 540), fps=8).frames():
+        truth.frame = frame
+        agent.frame(frame.index, frame.t, frame.image)
+    return agent, outbox, sender
+
+
+def test_plays_and_passes_become_stamped_events_with_their_crops(tmp_path):
+    agent, outbox, sender = play_clip(tmp_path)
+    events = outbox.pending(1000)
+    seen = [(e["type"], e.get("seat"), e.get("cards")) for e in events if e["type"] != "tick"]
+    assert seen == [("play", "S", ["3S", "3H"]), ("play", "E", ["5D", "5C"]), ("pass", "N", None)]
+    assert [e["id"] for e in events] == [f"r-{n}" for n in range(1, len(events) + 1)]
+    assert all(e["table"] == "T9" and e["source"] == "camera" for e in events)
+    times = [e["t"] for e in events]
+    assert times == sorted(times)
+    for e in events:
+        parse_event(e)
+    play = events[[e["type"] for e in events].index("play")]
+    assert 1.0 <= play["t"] <= 2.0 and 0 < play["confidence"] <= 1
+    (sha,) = play["evidence"]["frames"]
+    crop = cv2.imdecode(np.frombuffer(outbox.evidence(sha), np.uint8), cv2.IMREAD_COLOR)
+    assert crop is not None and crop.shape[0] > 50
+    assert not list((tmp_path / "crops").glob("*.png"))  # the PNG became the outbox's JPEG
+    assert sender.count == len(events)
+    assert agent.status.calibration == "ok" and agent.status.last_read.startswith("N pass")
+
+
+def test_a_tick_every_second_of_table_time(tmp_path):
+    _, outbox, _ = play_clip(tmp_path)
+    ticks = [e["t"] for e in outbox.pending(1000) if e["type"] == "tick"]
+    assert len(ticks) == 5  # 6 s of frames: ticks at 1..5 s, dated behind the newest frame
+    # one second apart, unless an observation dated later went out first (time never goes back)
+    assert all(0.8 <= step <= 1.2 for step in np.diff(ticks))
+
+
+def test_manual_events_are_stamped_in_line(tmp_path):
+    outbox = Outbox(tmp_path / "out.sqlite", run="m")
+    agent = TableAgent("T9", outbox, TableWatcher(TruthReaders().by_seat()))
+    start = agent.manual({"type": "session_start", "t": 0.0, "teams": {"NS": "A", "EW": "B"}})
+    later = agent.manual({"type": "deal_start", "t": -1.0, "deal": 1})
+    assert start["source"] == "manual" and start["id"] == "m-1"
+    assert later["t"] == 0.0  # never back in time

@@ -1,0 +1,114 @@
+"""``guandan-ref agent`` (a live table -> the server) and ``guandan-ref demo`` (simulated tables).
+
+Heavy imports (OpenCV, the card reader, requests, the server) happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    agent = sub.add_parser("agent", help="run a table agent: camera/video/frames (+ RFID) -> events -> the server")
+    agent.add_argument("--table", required=True, help="table id, e.g. T7")
+    agent.add_argument("--server", required=True, metavar="URL", help="the dashboard server, e.g. http://127.0.0.1:5000")
+    agent.add_argument("--token", required=True, help="the table's token (guandan-ref token create T7)")
+    source = agent.add_mutually_exclusive_group(required=True)
+    source.add_argument("--camera", metavar="N", type=int, help="camera device number")
+    source.add_argument("--video", metavar="FILE", help="a video file, played at its own rate")
+    source.add_argument("--frames", metavar="DIR", help="a folder of still frames (name order), played at --fps")
+    agent.add_argument("--fps", type=float, default=15.0, help="frame rate of --frames (default 15)")
+    agent.add_argument("--speed", type=float, default=1.0, help="play --video/--frames this many times faster (default 1)")
+    agent.add_argument("--rfid", metavar="PORT", help="RFID reader port (serial device or pyserial URL)")
+    agent.add_argument("--protocol", help="RFID reader protocol (with --rfid)")
+    agent.add_argument("--registry", metavar="FILE", type=Path, help="the table deck's tag registry (with --rfid)")
+    agent.add_argument("--layout", metavar="FILE", help="table layout (TOML; default: 90 x 90 cm table)")
+    agent.add_argument("--outbox", metavar="DIR", default="agent-outbox", help="where unsent events wait (default ./agent-outbox)")
+    agent.add_argument("--stable", metavar="SECONDS", type=float, default=0.6, help="how long an area must stay unchanged to count")
+    agent.set_defaults(handler=run_agent)
+
+    demo = sub.add_parser("demo", help="the dashboard and simulated tables played through the real agent path")
+    demo.add_argument("--tables", type=int, default=4, help="simulated tables (default 4)")
+    demo.add_argument("--deals", type=int, default=2, help="deals each table plays (default 2)")
+    demo.add_argument("--speed", type=float, default=4.0, help="time compression: table seconds per wall second (default 4)")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the simulated sessions (default 1)")
+    demo.add_argument("--data", metavar="DIR", type=Path, default=Path("demo-data"), help="data directory (default ./demo-data)")
+    demo.add_argument("--port", type=int, default=5000, help="server port on 127.0.0.1 (default 5000)")
+    demo.add_argument("--rfid-sim", action="store_true", help="a simulated RFID reader at every table")
+    demo.set_defaults(handler=run_demo)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    from hardware.protocols import PROTOCOLS
+    from recognizer.table.layout import load_layout
+    from recognizer.table.watcher import TableWatcher, WatchSettings, default_reader
+
+    from .agent.agent import TableAgent
+    from .agent.loop import ReaderWatch, run
+    from .agent.outbox import Outbox
+    from .agent.poster import Poster
+    from .agent.sender import Sender
+    from .agent.sources import camera_frames, folder_frames, paced, video_frames
+    from .agent.status import StatusLine, health
+
+    if args.stable < 0:
+        raise ValueError(f"--stable must be >= 0 seconds, got {args.stable}")
+    if args.rfid and (not args.protocol or not args.registry):
+        raise ValueError("--rfid needs --protocol and --registry")
+    if args.protocol and args.protocol not in PROTOCOLS:
+        raise ValueError(f"--protocol must be one of {', '.join(PROTOCOLS)}, got {args.protocol!r}")
+    if args.camera is not None:
+        frames = camera_frames(args.camera)
+    elif args.video is not None:
+        frames = paced(video_frames(args.video), args.speed)
+    else:
+        frames = paced(folder_frames(args.frames, args.fps), args.speed)
+    outdir = Path(args.outbox)
+    outbox = Outbox(outdir / f"{args.table}.sqlite")
+    watcher = TableWatcher(default_reader(), load_layout(args.layout), WatchSettings(stable_s=args.stable),
+                           crops_dir=outdir / "crops")
+    rfid, link = (None, None) if not args.rfid else _rfid(args)
+    sender = Sender(outbox, Poster(args.server, args.table, args.token))
+    agent = TableAgent(args.table, outbox, watcher, rfid=rfid, sender=sender)
+    sender.health = lambda: health(agent, sender)
+    status = StatusLine(agent, sender)
+    sender.start()
+    try:
+        run(agent, frames, ReaderWatch(agent, link) if link else None, status)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if link is not None:
+            link.stop()
+        sender.stop(drain_s=5.0)
+        status.close()
+        left = outbox.depth()
+        outbox.close()
+    print(f"agent {args.table}: {sender.sent} events sent, {len(sender.rejected)} rejected, {left} waiting in {outdir}",
+          file=sys.stderr)
+    return 0
+
+
+def _rfid(args: argparse.Namespace):
+    import time
+
+    from hardware.link import ReaderLink, port_opener
+    from hardware.protocols import protocol_class
+    from hardware.registry import TagRegistry
+    from hardware.table import RfidTable
+
+    cls = protocol_class(args.protocol)
+    start = time.monotonic()  # the camera's clock starts with its first frame; close enough for fusion
+    clock = lambda: round(time.monotonic() - start, 3)  # noqa: E731
+    link = ReaderLink(port_opener(args.rfid, cls.BAUDRATE), lambda sink, stats: cls(sink, stats, clock=clock, name=args.rfid))
+    link.start()
+    return RfidTable(TagRegistry.load(args.registry)), link
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from .agent.demo import DemoOptions, run
+
+    return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
+                           data=args.data, port=args.port, rfid_sim=args.rfid_sim))
