@@ -83,3 +83,15 @@ def test_malformed_observations_are_rejected_clearly(obs, message):
 def test_unknown_sources_are_a_configuration_error():
     with pytest.raises(ValueError, match="sources must be among"):
         Fuser(sources=("lidar",))
+
+
+def test_a_tag_of_another_deck_is_named_by_the_camera():
+    fuser = Fuser()
+    stray = {"type": "play", "seat": "W", "cards": ["9S"], "t": 2.0, "source": "rfid",
+             "evidence": {"tags": ["A1", "FF"], "unknown": ["FF"]}}
+    fuser.add(stray)
+    (event,) = fuser.add(cam("W", ["9S", "9S"], 2.3))
+    assert (event["type"], event["cards"], event["source"]) == ("play", ["9S", "9S"], "fused")
+    fuser.add(dict(stray, t=9.0))
+    (event,) = fuser.add(cam("W", ["9S", "TS", "JS"], 9.2))  # one unknown tag cannot be two cards
+    assert event["type"] == "conflict"

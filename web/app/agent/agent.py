@@ -93,6 +93,11 @@ class TableAgent:
         self._last_t = -np.inf
         self._next_tick: float | None = None
 
+    @property
+    def table_time(self) -> float:
+        """The time of the last event written (0 before the first)."""
+        return max(self._last_t, 0.0)
+
     # -- inputs ---------------------------------------------------------------------
     def frame(self, index: int, t: float, image: np.ndarray) -> list[dict[str, Any]]:
         """One camera frame at table time ``t``; returns the events it wrote."""

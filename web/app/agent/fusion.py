@@ -35,7 +35,17 @@ def _event(obs: dict) -> dict:
 
 
 def _same_cards(a: dict, b: dict) -> bool:
-    return Counter(c.upper() for c in a["cards"]) == Counter(c.upper() for c in b["cards"])
+    """Same faces; a tag the table's registry does not know (``evidence.unknown``: a card of
+    another deck, caught as a deck anomaly) is a card RFID saw but cannot name, so the
+    other source may name it."""
+    faces = {o["source"]: Counter(c.upper() for c in o["cards"]) for o in (a, b)}
+    rfid = next((o for o in (a, b) if o["source"] == "rfid"), None)
+    evidence = rfid.get("evidence") if rfid is not None else None
+    unknown = len(evidence.get("unknown", ())) if isinstance(evidence, dict) else 0
+    if not unknown:
+        return faces[a["source"]] == faces[b["source"]]
+    camera = faces["camera"]
+    return faces["rfid"] <= camera and camera.total() - faces["rfid"].total() == unknown
 
 
 def _merge(first: dict, second: dict) -> dict:
@@ -43,7 +53,9 @@ def _merge(first: dict, second: dict) -> dict:
     evidence = {s: by_source[s].get("evidence") for s in SOURCES}
     t = min(first["t"], second["t"])
     if _same_cards(first, second):
-        event = {k: v for o in (second, first) for k, v in o.items() if k not in ("source", "evidence")}
+        # the camera names every card (RFID may hold unknown tags): its fields win
+        ordered = sorted((first, second), key=lambda o: o["source"] == "camera")
+        event = {k: v for o in ordered for k, v in o.items() if k not in ("source", "evidence")}
         event.update(t=t, source="fused", evidence=evidence)
         return event
     return {
