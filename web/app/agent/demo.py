@@ -116,6 +116,8 @@ class SimulatedTable:
     done: bool = False
     frames: int = 0
     error: str | None = None
+    fed: list[tuple[float, float]] = field(default_factory=list)
+    """(frame time, ``time.monotonic()`` when the frame was handed to the agent)."""
     _thread: threading.Thread | None = field(default=None, repr=False)
 
     def play(self, stop: threading.Event) -> None:
@@ -132,6 +134,7 @@ class SimulatedTable:
                     self.agent.manual(manual.pop(0))
                 while reads and reads[0].t <= t:
                     self.agent.rfid_read(reads.pop(0))
+                self.fed.append((t, time.monotonic()))
                 self.agent.frame(index, t, image)
                 self.frames += 1
             for event in manual:  # what the operator enters after the last frame
@@ -156,7 +159,7 @@ class SimulatedTable:
         """This table's truth against what the server recorded."""
         records = store.records(self.plan.table)
         truth = truth_records(self.plan.truth)
-        return compare(self.plan.seen, self.sender.results, records, deal_results(truth))
+        return compare(self.plan.seen, self.sender.answers, records, deal_results(truth))
 
 
 def make_table(table: str, seed: int, options: DemoOptions, server_url: str, token: str, outboxes: Path,

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .outbox import Outbox
@@ -27,6 +28,15 @@ def evidence_shas(event: dict[str, Any]) -> list[str]:
     evidence = event.get("evidence")
     frames = evidence.get("frames") if isinstance(evidence, dict) else None
     return [f for f in frames if isinstance(f, str)] if isinstance(frames, list) else []
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The server's answer for one event, and when (``time.monotonic()``) it came."""
+
+    event: dict[str, Any]
+    result: dict[str, Any]
+    at: float
 
 
 class Sender(threading.Thread):
@@ -53,7 +63,7 @@ class Sender(threading.Thread):
         self.problem: str | None = None
         self.sent = 0
         self.rejected: list[tuple[dict[str, Any], str]] = []
-        self.results: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self.answers: list[Answer] = []
         """Every event the server answered, with its answer (the demo compares them with the truth)."""
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -108,11 +118,12 @@ class Sender(threading.Thread):
                     self.poster.evidence(jpeg)
                     self.outbox.evidence_uploaded(sha)
         results = self.poster.events(events)
+        now = time.monotonic()
         for event, result in zip(events, results):
             if result.get("status") == "rejected":
                 self.rejected.append((event, str(result.get("reason"))))
                 log.warning("the server rejected event %s (%s): %s", event["id"], event["type"], result.get("reason"))
-            self.results.append((event, result))
+            self.answers.append(Answer(event, result, now))
         self.outbox.ack([e["id"] for e in events])
         self.sent += len(events)
         return len(events) == self.batch

@@ -19,6 +19,8 @@ from typing import Any
 from referee.cards import card_name, parse_cards
 from referee.engine import Referee
 
+from .sender import Answer
+
 SEEN_TYPES = ("play", "pass", "report", "conflict")
 
 
@@ -69,15 +71,15 @@ def deal_results(records: list[dict[str, Any]]) -> list[tuple]:
 
 def compare(
     seen: list[dict[str, Any]],
-    answered: list[tuple[dict[str, Any], dict[str, Any]]],
+    answered: list[Answer],
     records: list[dict[str, Any]],
     truth_deals: list[tuple],
 ) -> Perception:
-    """``seen``: the camera-visible truth; ``answered``: (event sent, server's answer);
+    """``seen``: the camera-visible truth; ``answered``: the server's answers to the agent;
     ``records``: the referee's records from the store; ``truth_deals``: :func:`deal_results`
     of the truth."""
     out = Perception()
-    sent = [(e, a) for e, a in answered if e["type"] in SEEN_TYPES]
+    sent = [(a.event, a.result) for a in answered if a.event["type"] in SEEN_TYPES]
     remarks = Counter((r.get("seat"), r.get("at")) for r in records if r["type"] in ("flag", "review"))
     for seat in "NESW":
         want = [e for e in seen if e["seat"] == seat]

@@ -1,0 +1,114 @@
+"""End to end: a simulated table's frames through the agent, over HTTP, into the real server.
+
+The server is the dashboard app (``create_app``) on a threaded WSGI server on a free
+loopback port, with SQLite in a temporary data directory; the agent posts to it exactly
+as ``guandan-ref agent`` does.
+"""
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from recognizer.table.render import TableRenderer, TruthReaders
+from recognizer.table.watcher import TableWatcher
+from web.app.agent.agent import TableAgent
+from web.app.agent.demo import DemoOptions, DemoServer, make_table
+from web.app.agent.outbox import Outbox
+from web.app.agent.poster import Poster
+from web.app.agent.sender import Sender
+from web.app.agent.simtable import plan_table
+from web.app.agent.truth import deal_results, truth_records
+
+MODELS = Path(__file__).parents[3] / "recognizer" / "models"
+SEED = 2
+"""A short first deal (81 camera events) with a planted P4, R1, R2 and K3."""
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = DemoServer(tmp_path / "data", 0)
+    yield running
+    running.stop()
+
+
+def flags_of(records):
+    return Counter((r["rule"], r["seat"]) for r in records if r["type"] == "flag")
+
+
+@pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
+def test_one_deal_through_the_real_recognizer_agent_and_server(server, tmp_path):
+    options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05)
+    table = make_table("T1", SEED, options, server.url, server.token("T1"), tmp_path / "agents")
+    table.start(threading.Event())
+    table.join()
+    table.sender.stop(drain_s=30.0)
+    assert table.error is None
+    assert table.agent.outbox.depth() == 0 and not table.sender.rejected
+
+    records = server.store.records("T1")
+    truth = truth_records(table.plan.truth)
+    (result,) = deal_results(records)
+    assert [result] == deal_results(truth)
+    planted = Counter(table.plan.expected_flags)
+    assert {rule for rule, _ in planted} >= {"P4", "R1", "R2", "K3"}
+    assert not planted - flags_of(records), f"planted {planted}, flagged {flags_of(records)}"
+    perception = table.perception(server.store)
+    assert perception.misread == 0, perception.details
+    stored = server.store.events("T1")
+    play = next(e for e in stored if e["type"] == "play")
+    assert play["source"] == "camera" and len(play["evidence"]["frames"]) == 1
+
+
+def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
+    """The server is stopped for 10 s mid-deal and restarted on the same data; the agent
+    keeps watching and buffering meanwhile. Ground-truth readers: this is about transport."""
+    data = tmp_path / "data"
+    server = DemoServer(data, 0)
+    port, token = server._server.server_port, server.token("T1")
+    plan = plan_table(SEED, 1, "T1", breaches=0.05, brisk=0.2)
+    truth_readers = TruthReaders()
+    outbox = Outbox(tmp_path / "agent" / "T1.sqlite")
+    sender = Sender(outbox, Poster(server.url, "T1", token, timeout=2.0), max_backoff=1.0)
+    agent = TableAgent("T1", outbox, TableWatcher(truth_readers.by_seat(), crops_dir=tmp_path / "crops"), sender=sender)
+    sender.start()
+    manual = list(plan.manual)
+    frames = list(TableRenderer(plan.script, size=(960, 540), fps=8).frames())
+    down_at = None
+    seen_down = []  # (outbox depth, sender reachable) just before the restart
+
+    def restart():
+        seen_down.append((outbox.depth(), sender.reachable))
+        return DemoServer(data, port)
+
+    try:
+        for n, frame in enumerate(frames):
+            if n == len(frames) // 3:
+                server.stop()
+                down_at = time.monotonic()
+            while manual and manual[0]["t"] <= frame.t:
+                agent.manual(manual.pop(0))
+            truth_readers.frame = frame
+            agent.frame(frame.index, frame.t, frame.image)
+            if down_at is not None and time.monotonic() - down_at >= 10.0:
+                server, down_at = restart(), None
+        if down_at is not None:  # the frames ran out first: the rest of the outage, then back
+            time.sleep(max(0.0, 10.0 - (time.monotonic() - down_at)))
+            server = restart()
+        agent.advance(frames[-1].t + 5.0)
+        sender.stop(drain_s=30.0)
+        stored = server.store.events("T1")
+        records = server.store.records("T1")
+    finally:
+        server.stop()
+    ((depth_during, reachable_during),) = seen_down
+    assert depth_during > 5 and reachable_during is False  # events waited while the server was away
+    assert outbox.depth() == 0
+    ids = [e["id"] for e in stored]
+    made = [a.event["id"] for a in sender.answers if a.result["status"] in ("accepted", "duplicate")]
+    assert len(ids) == len(set(ids)) == len(set(made)) and set(ids) == set(made)
+    assert not [a for a in sender.answers if a.result["status"] == "rejected"]
+    assert [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
+    assert deal_results(records) == deal_results(truth_records(plan.truth))
