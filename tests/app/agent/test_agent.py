@@ -75,3 +75,36 @@ def test_manual_events_are_stamped_in_line(tmp_path):
     later = agent.manual({"type": "deal_start", "t": -1.0, "deal": 1})
     assert start["source"] == "manual" and start["id"] == "m-1"
     assert later["t"] == 0.0  # never back in time
+
+
+class ScriptedWatcher:
+    """Stands in for the watcher: hands out given observations at given frames."""
+
+    def __init__(self, by_frame):
+        from recognizer.table.watcher import WatchSettings
+
+        self.settings = WatchSettings()
+        self.by_frame = by_frame
+
+    def process(self, frame, t, index):
+        return self.by_frame.get(index, [])
+
+
+def obs(kind, seat, t, **extra):
+    return {"type": kind, "seat": seat, "t": t, "source": "camera", "confidence": 1.0,
+            "evidence": {"frame": 0, "crop": None}, **extra}
+
+
+def test_observations_completed_out_of_order_leave_in_the_order_of_their_dates(tmp_path):
+    # E's area settled a frame later than W's although E acted first: E must go first
+    watcher = ScriptedWatcher({
+        10: [obs("pass", "W", 0.7)],
+        11: [obs("play", "E", 0.6, cards=["5D"])],
+    })
+    outbox = Outbox(tmp_path / "o.sqlite")
+    agent = TableAgent("T1", outbox, watcher)
+    rng = np.random.default_rng(0)
+    for index in range(30):
+        agent.frame(index, index / 8, rng.integers(60, 200, (72, 128, 3), dtype=np.uint8))
+    sent = [(e["type"], e["seat"], e["t"]) for e in outbox.pending() if e["type"] != "tick"]
+    assert sent == [("play", "E", 0.6), ("pass", "W", 0.7)]

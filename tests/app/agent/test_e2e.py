@@ -75,7 +75,8 @@ def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
     agent = TableAgent("T1", outbox, TableWatcher(truth_readers.by_seat(), crops_dir=tmp_path / "crops"), sender=sender)
     sender.start()
     manual = list(plan.manual)
-    frames = list(TableRenderer(plan.script, size=(960, 540), fps=8).frames())
+    renderer = TableRenderer(plan.script, size=(1280, 720), fps=8)
+    count = int(plan.script.duration * renderer.fps)
     down_at = None
     seen_down = []  # (outbox depth, sender reachable) just before the restart
 
@@ -84,8 +85,8 @@ def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
         return DemoServer(data, port)
 
     try:
-        for n, frame in enumerate(frames):
-            if n == len(frames) // 3:
+        for n, frame in enumerate(renderer.frames()):
+            if n == count // 3:
                 server.stop()
                 down_at = time.monotonic()
             while manual and manual[0]["t"] <= frame.t:
@@ -97,7 +98,7 @@ def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
         if down_at is not None:  # the frames ran out first: the rest of the outage, then back
             time.sleep(max(0.0, 10.0 - (time.monotonic() - down_at)))
             server = restart()
-        agent.advance(frames[-1].t + 5.0)
+        agent.advance(frame.t + 5.0)
         sender.stop(drain_s=30.0)
         stored = server.store.events("T1")
         records = server.store.records("T1")

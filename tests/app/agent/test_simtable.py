@@ -25,11 +25,11 @@ def test_hands_never_crowd_an_area_and_swept_areas_forget_before_the_next_play(p
                 assert after.t - before.t >= 3.5 - 1e-9
 
 
-def test_a_token_is_picked_up_before_it_is_put_down_again(plan):
+def test_a_token_is_picked_up_before_another_is_put_down(plan):
     lying: dict[str, set] = {s: set() for s in "NESW"}
     for act in sorted(plan.script.acts, key=lambda a: a.t):
         if act.kind in ("pass", "report"):
-            assert act.kind not in lying[act.seat]
+            assert not lying[act.seat]
             lying[act.seat].add(act.kind)
         elif act.kind == "clear":
             lying[act.seat].clear()

@@ -1,7 +1,7 @@
 """Perception against the truth: misreads found, caught ones told from those that slipped through."""
 
 from web.app.agent.sender import Answer
-from web.app.agent.truth import compare
+from web.app.agent.truth import compare, deal_results
 
 
 def ev(kind, seat, t, cards=None):
@@ -38,7 +38,8 @@ def test_a_misread_the_referee_flagged_or_rejected_is_caught_the_rest_is_not():
 def test_missed_and_phantom_plays_are_misreads_and_deal_results_are_compared():
     seen = [ev("play", "E", 1.0, ["5D"])]
     got = answered((ev("play", "S", 1.2, ["7S"]), "accepted"))
-    deal = (1, ("S", "E", "N", "W"), "{'NS': 1}", "{'NS': '3', 'EW': '2'}")
+    (deal,) = deal_results([{"type": "deal_end", "deal": 1, "order": ["S", "E", "N", "W"], "upgrade": {"NS": 1},
+                             "levels": {"EW": "2", "NS": "3"}}])
     records = [{"type": "deal_end", "deal": 1, "order": ["S", "E", "N", "W"], "upgrade": {"NS": 1},
                 "levels": {"NS": "3", "EW": "2"}}]
     p = compare(seen, got, records, [deal])

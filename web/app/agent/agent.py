@@ -8,11 +8,13 @@ plays -> stamped events. RFID deck checks arrive as ``deck_anomaly`` events; a l
 calibration is a camera ``fault``. A ``tick`` goes out every second of table time.
 
 Stamping is the agent's job alone: the table id, a fresh outbox id, the source, and a time
-that never goes back. An observation is dated by the first frame that showed it, which is
-up to ``stable_s`` (plus the fusion window) before the frame that completed it, so ticks
-are dated that far behind the newest frame and an observation dated before the last event
-sent is moved up to it. Each event is checked with the one parser
-(:func:`referee.events.parse_event`) before it is written to the outbox.
+that never goes back. An observation is dated by the first frame that showed it and
+completed ``stable_s`` later; two areas that changed a moment apart can complete in the
+other order, so observations are held for ``stable_s`` and a little more and leave in the
+order of their dates (the order the players acted in), ticks are dated that far behind the
+newest frame, and anything dated before the last event sent is moved up to it. Each event
+is checked with the one parser (:func:`referee.events.parse_event`) before it is written
+to the outbox.
 """
 
 from __future__ import annotations
@@ -86,12 +88,15 @@ class TableAgent:
         self.fuser = Fuser(fusion_window, ("camera", "rfid") if rfid is not None else ("camera",))
         self.check = FrameCheck()
         self.tick_every = tick_every
-        self.lag = watcher.settings.stable_s + (fusion_window if rfid is not None else 0.0) + 0.2
-        """How far behind the newest frame an observation may still be dated."""
+        self.hold = watcher.settings.stable_s + 0.4
+        """How long an observation waits for others dated earlier (stable_s and a few frames)."""
+        self.lag = self.hold + (fusion_window if rfid is not None else 0.0) + 0.1
+        """How far behind the newest frame an event may still be dated (ticks are dated so)."""
         self.status = AgentStatus()
         self.clock = clock
         self._last_t = -np.inf
         self._next_tick: float | None = None
+        self._held: list[dict[str, Any]] = []
 
     @property
     def table_time(self) -> float:
@@ -125,6 +130,7 @@ class TableAgent:
         """An operator's event (session_start, deal_start, tribute...): stamped like the rest."""
         if event.get("type") == "deal_start" and self.rfid is not None:
             self.rfid.start_deal()
+        self._release(float(event["t"]))  # what the camera saw before it goes first
         return self._emit({"source": "manual", **event})
 
     def advance(self, t: float) -> list[dict[str, Any]]:
@@ -133,10 +139,11 @@ class TableAgent:
         if self.rfid is not None:
             for record in self.rfid.tick(t):
                 if record["type"] == "play":
-                    out += self._fused(self.fuser.add(record))
+                    self._held += self.fuser.add(record)
                 else:
-                    out.append(self._emit(record))
-        out += self._fused(self.fuser.flush(t))
+                    self._held.append(record)
+        self._held += self.fuser.flush(t)
+        out += self._release(t - self.hold)
         if self._next_tick is None:
             self._next_tick = t + self.tick_every
         while t >= self._next_tick:
@@ -161,7 +168,8 @@ class TableAgent:
         cards = " ".join(obs.get("cards", ()))
         self.status.last_read = f"{obs['seat']} {obs['type']} {cards}".strip()
         self.status.last_read_t = obs["t"]
-        return self._fused(self.fuser.add(obs))
+        self._held += self.fuser.add(obs)
+        return []
 
     def _keep_crop(self, path: Path) -> str | None:
         """The watcher's crop file -> a JPEG in the outbox (its sha256); the file goes."""
@@ -173,8 +181,12 @@ class TableAgent:
         ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         return self.outbox.put_evidence(jpeg.tobytes()) if ok else None
 
-    def _fused(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [self._emit({**e, "evidence": contract_evidence(e.get("evidence"))}) for e in events]
+    def _release(self, until: float) -> list[dict[str, Any]]:
+        """Emit the held events dated up to ``until``, in date order."""
+        ready = sorted((e for e in self._held if e["t"] <= until), key=lambda e: e["t"])
+        self._held = [e for e in self._held if e["t"] > until]
+        return [self._emit({**e, "evidence": contract_evidence(e.get("evidence"))} if "evidence" in e else e)
+                for e in ready]
 
     def _emit(self, event: dict[str, Any]) -> dict[str, Any]:
         t = max(float(event["t"]), self._last_t)

@@ -27,6 +27,7 @@ from recognizer.table.watcher import TableWatcher, WatchSettings, default_reader
 from .agent import TableAgent
 from .outbox import Outbox
 from .poster import Poster
+from .reading import TokenMaskingReader
 from .sender import Sender
 from .simtable import TablePlan, plan_table
 from .sources import paced
@@ -71,7 +72,11 @@ class DemoServer:
     """The dashboard app on a threaded WSGI server on 127.0.0.1, in this process."""
 
     def __init__(self, data: Path, port: int, config: dict[str, Any] | None = None) -> None:
-        from werkzeug.serving import make_server
+        from werkzeug.serving import WSGIRequestHandler, make_server
+
+        class QuietHandler(WSGIRequestHandler):
+            def log_request(self, code="-", size="-") -> None:  # agents post several times a second
+                pass
 
         from web.app import create_app
         from web.store import get_store
@@ -80,7 +85,7 @@ class DemoServer:
         self.app = create_app({"DATA_DIR": str(data), **(config or {})})
         self.store = get_store(self.app)
         try:
-            self._server = make_server("127.0.0.1", port, self.app, threaded=True)
+            self._server = make_server("127.0.0.1", port, self.app, threaded=True, request_handler=QuietHandler)
         except OSError as exc:
             raise OSError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); try --port") from None
         self.url = f"http://127.0.0.1:{self._server.server_port}"
@@ -167,7 +172,8 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     """A simulated table wired to the server: plan, watcher with the card reader, outbox, sender."""
     plan = plan_table(seed, options.deals, table, options.breaches, rfid=options.rfid_sim, brisk=options.brisk)
     settings = WatchSettings()
-    watcher = TableWatcher(reader or default_reader(), settings=settings, crops_dir=outboxes / f"{table}-crops")
+    watcher = TableWatcher(TokenMaskingReader(reader or default_reader()), settings=settings,
+                           crops_dir=outboxes / f"{table}-crops")
     outbox = Outbox(outboxes / f"{table}.sqlite", run=f"demo{seed}")
     sender = Sender(outbox, Poster(server_url, table, token))
     rfid = RfidTable(plan.registry) if plan.registry is not None else None

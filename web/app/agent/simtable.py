@@ -5,7 +5,7 @@ becomes a :class:`TablePlan`:
 
 * the render script: every ``play`` is cards laid in the seat's play area, every ``pass``
   and ``report`` a token put down there; when a round ends (or a deal) the areas are
-  swept; a token that already lies in an area is picked up before it is put down again;
+  swept; a token already lying in an area is picked up before another is put down;
 * the operator's events, which no camera sees (``session_start``, ``deal_start``,
   ``tribute``, ``return``);
 * the truth: every simulated event on the plan's clock, which the demo and the tests
@@ -161,8 +161,10 @@ class _Planner:
     def _camera(self, event: dict) -> None:
         seat, kind = event["seat"], event["type"]
         t = event["t"] + self.shift
-        if kind != "play" and kind in self.tokens[seat]:
-            self._sweep(seat, max(t, self.last_t))  # the old token goes before the new one comes
+        if kind != "play" and self.tokens[seat]:
+            # one token at a time: the renderer puts a second one over the cards, where its
+            # marker is not found reliably; the old one goes before the new one comes
+            self._sweep(seat, max(t, self.last_t))
         t = max(t, self.last_visit[seat] + AREA_GAP, self.last_t)
         if kind == "play":
             t = max(t, self.swept[seat] + self.forget_gap)

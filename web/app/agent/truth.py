@@ -12,6 +12,7 @@ read. Deal results and flags are compared with a referee fed the truth.
 from __future__ import annotations
 
 import difflib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +66,8 @@ def truth_records(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def deal_results(records: list[dict[str, Any]]) -> list[tuple]:
-    return [(r.get("deal"), tuple(r.get("order", ())), str(r.get("upgrade")), str(r.get("levels")))
+    return [(r.get("deal"), tuple(r.get("order", ())), json.dumps(r.get("upgrade"), sort_keys=True),
+             json.dumps(r.get("levels"), sort_keys=True))
             for r in records if r["type"] == "deal_end"]
 
 
