@@ -24,16 +24,8 @@ case "${1:-}" in
         ;;
     demo)
         setup
-        echo "== classify a play (level 5: 5H is the wildcard)"
-        .venv/bin/guandan-ref classify "3S 4S 5H 6S 7S" --level 5 --table "8D 8C 8H 8S" --json
-        echo "== replay a shipped session: flags, deal results, 28-point score"
-        .venv/bin/guandan-ref replay examples/session.jsonl --json
-        echo "== record it in an event store (SQLite under a temporary data directory) and verify the chain"
-        data=$(mktemp -d)
-        .venv/bin/guandan-ref import examples/session.jsonl --data "$data"
-        .venv/bin/guandan-ref results --data "$data" --json | tail -n 1
-        .venv/bin/guandan-ref verify --data "$data"
-        rm -rf "$data"
+        shift || true
+        exec .venv/bin/guandan-ref demo "$@"
         ;;
     serve)
         # The dashboard on the shipped example session (imported once into ./demo-data).

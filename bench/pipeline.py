@@ -20,8 +20,11 @@ Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all]``.
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -109,15 +112,120 @@ def measure_fps(seconds: float, fps: float, seed: int) -> None:
         print(f"  {name:<62} {1000 * spent / n:7.2f} ms/frame  {100 * spent / total:5.1f} %")
 
 
+class StreamClient(threading.Thread):
+    """A browser-like SSE client of ``GET /api/stream``: when each table's public seq arrived."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = url
+        self.arrivals: list[tuple[str, int, float]] = []  # (table, seq, time.monotonic())
+        self.connected = threading.Event()
+
+    def run(self) -> None:
+        import requests
+
+        with requests.get(self.url + "/api/stream", stream=True, timeout=(5, 3600)) as response:
+            self.connected.set()
+            for line in response.iter_lines(decode_unicode=True):
+                if line and line.startswith("data:"):
+                    tile = json.loads(line[5:])
+                    self.arrivals.append((tile["table"], int(tile["seq"]), time.monotonic()))
+
+    def first_at(self, table: str, seq: int) -> float | None:
+        return next((at for t, s, at in self.arrivals if t == table and s >= seq), None)
+
+
+def percentiles(values: list[float]) -> str:
+    if not values:
+        return "no samples"
+    ms = np.array(values) * 1000
+    return f"p50 {np.percentile(ms, 50):.0f} ms, p95 {np.percentile(ms, 95):.0f} ms (n={len(ms)})"
+
+
+def measure_latency(speed: float, deals: int, seed: int) -> None:
+    from web.app.agent.demo import DemoOptions, DemoServer, make_table
+
+    logging.disable(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        server = DemoServer(Path(tmp) / "data", 0)
+        try:
+            options = DemoOptions(tables=1, deals=deals, speed=speed)
+            table = make_table("T1", seed, options, server.url, server.token("T1"), Path(tmp) / "agents")
+            client = StreamClient(server.url)
+            client.start()
+            client.connected.wait(10)
+            table.start(threading.Event())
+            table.join()
+            table.sender.stop(drain_s=30.0)
+            time.sleep(1.0)  # the last pushes
+        finally:
+            server.stop()
+    fed_t = np.array([t for t, _ in table.fed])
+    fed_wall = [w for _, w in table.fed]
+    truth = [e for e in table.plan.seen if e["type"] == "play"]
+    stored, pushed = [], []
+    for answer in table.sender.answers:
+        event = answer.event
+        if event["type"] != "play" or answer.result.get("status") != "accepted":
+            continue
+        true = next((e for e in truth if e["seat"] == event["seat"] and abs(e["t"] - event["t"]) < 0.5), None)
+        if true is None:
+            continue
+        first = int(np.searchsorted(fed_t, true["t"] - 1e-6))  # the first frame showing the play
+        if first >= len(fed_wall):
+            continue
+        stored.append(answer.at - fed_wall[first])
+        at = client.first_at("T1", int(answer.result["seq"]))
+        if at is not None:
+            pushed.append(at - fed_wall[first])
+    frames = len(table.fed)
+    wall = table.fed[-1][1] - table.fed[0][1] if frames > 1 else 0.0
+    print(f"latency: one table at {speed:g}x ({frames} frames of {options.size[0]}x{options.size[1]} at {options.fps:g} fps "
+          f"in {wall:.0f} s: {table.fed[-1][0] / wall if wall else 0:.2f} table-seconds per second), first frame showing a play ->")
+    print(f"  event stored (server's answer):  {percentiles(stored)}")
+    print(f"  SSE push received by a client:   {percentiles(pushed)}")
+    print(f"  (includes the watcher's stable_s = 0.6 s of table time, {600 / speed:.0f} ms at {speed:g}x)")
+
+
+def measure_misreads(deals: int, seed: int) -> None:
+    from web.app.agent.demo import DemoOptions, DemoServer, make_table
+
+    logging.disable(logging.WARNING)
+    for rfid in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            server = DemoServer(Path(tmp) / "data", 0)
+            try:
+                options = DemoOptions(tables=1, deals=deals, speed=1000.0, rfid_sim=rfid)
+                table = make_table("T1", seed, options, server.url, server.token("T1"), Path(tmp) / "agents")
+                table.start(threading.Event())
+                table.join()
+                table.sender.stop(drain_s=30.0)
+                seen = table.perception(server.store)
+            finally:
+                server.stop()
+        label = "with --rfid-sim   " if rfid else "without --rfid-sim"
+        per_k = 1000 * seen.misread / seen.plays if seen.plays else 0.0
+        error = f" (table stopped: {table.error})" if table.error else ""
+        print(f"misreads {label}: {per_k:.1f} per 1,000 plays; {seen.summary()}{error}")
+        for line in seen.details[:10]:
+            print(f"    {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("fps", "latency", "misreads", "all"), default="all")
     parser.add_argument("--seconds", type=float, default=40.0, help="table time of the fps run (default 40)")
     parser.add_argument("--fps", type=float, default=15.0, help="camera frame rate of the fps run (default 15)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--speed", type=float, default=1.0, help="time compression of the latency run (the demo's default 1)")
+    parser.add_argument("--deals", type=int, default=1, help="deals of the latency and misread runs (default 1)")
     args = parser.parse_args()
     if args.part in ("fps", "all"):
         measure_fps(args.seconds, args.fps, args.seed)
+    if args.part in ("latency", "all"):
+        measure_latency(args.speed, args.deals, args.seed)
+    if args.part in ("misreads", "all"):
+        measure_misreads(args.deals, args.seed)
 
 
 if __name__ == "__main__":

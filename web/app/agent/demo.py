@@ -45,8 +45,8 @@ FPS = 8.0
 @dataclass(frozen=True)
 class DemoOptions:
     tables: int = 4
-    deals: int = 2
-    speed: float = 4.0
+    deals: int = 1
+    speed: float = 1.0
     seed: int = 1
     data: Path = Path("demo-data")
     port: int = 5000
@@ -119,6 +119,8 @@ class SimulatedTable:
     sender: Sender
     options: DemoOptions
     done: bool = False
+    finished: bool = False
+    """Every frame of the plan was played (not stopped early)."""
     frames: int = 0
     error: str | None = None
     fed: list[tuple[float, float]] = field(default_factory=list)
@@ -145,6 +147,7 @@ class SimulatedTable:
             for event in manual:  # what the operator enters after the last frame
                 self.agent.manual(event)
             self.agent.advance(t + 5.0)  # let the last lone observations out
+            self.finished = True
         except Exception as exc:  # a table that fails must not take the others down
             log.exception("table %s stopped", self.plan.table)
             self.error = f"{type(exc).__name__}: {exc}"
@@ -161,10 +164,13 @@ class SimulatedTable:
             self._thread.join(timeout)
 
     def perception(self, store) -> Perception:
-        """This table's truth against what the server recorded."""
+        """This table's truth against what the server recorded (up to the last frame played,
+        less the time an observation takes, when the demo was stopped early)."""
         records = store.records(self.plan.table)
-        truth = truth_records(self.plan.truth)
-        return compare(self.plan.seen, self.sender.answers, records, deal_results(truth))
+        until = self.fed[-1][0] - 2.0 if self.fed and not self.finished else float("inf")
+        truth = [e for e in self.plan.truth if e["t"] <= until]
+        seen = [e for e in self.plan.seen if e["t"] <= until]
+        return compare(seen, self.sender.answers, records, deal_results(truth_records(truth)))
 
 
 def make_table(table: str, seed: int, options: DemoOptions, server_url: str, token: str, outboxes: Path,
