@@ -2,11 +2,12 @@
 
 import cv2
 import numpy as np
+import pytest
 
-from recognizer.table.render import Act, Script, TableRenderer, TruthReaders
+from recognizer.table.render import Act, Script, TableRenderer, TruthReading, TruthReaders
 from recognizer.table.watcher import TableWatcher
 from referee.cards import parse_cards
-from referee.events import parse_event
+from referee.events import EVENT_TYPES, parse_event
 from web.app.agent.agent import TableAgent
 from web.app.agent.outbox import Outbox
 
@@ -108,3 +109,52 @@ def test_observations_completed_out_of_order_leave_in_the_order_of_their_dates(t
         agent.frame(index, index / 8, rng.integers(60, 200, (72, 128, 3), dtype=np.uint8))
     sent = [(e["type"], e["seat"], e["t"]) for e in outbox.pending() if e["type"] != "tick"]
     assert sent == [("play", "E", 0.6), ("pass", "W", 0.7)]
+
+
+needs_fault = pytest.mark.skipif("fault" not in EVENT_TYPES, reason="the event contract has no 'fault' type yet")
+
+
+def run_frames(agent, frames):
+    for index, (t, image) in enumerate(frames):
+        agent.frame(index, t, image)
+
+
+def clip_frames(script, fps=8):
+    return [(f.t, f.image) for f in TableRenderer(script, size=(960, 540), fps=fps).frames()]
+
+
+@needs_fault
+def test_black_frames_are_a_camera_fault_never_plays(tmp_path):
+    truth = TruthReaders()
+    outbox = Outbox(tmp_path / "o.sqlite")
+    agent = TableAgent("T1", outbox, TableWatcher(truth.by_seat()))
+    script = Script(duration=8.0, acts=(Act(5.5, "S", "lay", tuple(parse_cards("9S 9H"))),))
+    rendered = list(TableRenderer(script, size=(960, 540), fps=8).frames())
+    black = np.zeros_like(rendered[0].image)
+    for f in rendered:
+        truth.frame = f
+        dark = 1.5 <= f.t < 3.0
+        agent.frame(f.index, f.t, black if dark else f.image)
+        if dark:
+            assert agent.status.camera == "fault: black"
+    events = [e for e in outbox.pending(1000) if e["type"] != "tick"]
+    assert [(e["type"], e.get("source")) for e in events] == [("fault", "camera"), ("play", "camera")]
+    assert "black" in events[0]["message"] and 1.5 <= events[0]["t"] < 2.0
+    assert agent.status.camera == "ok"
+
+
+class NoCards:
+    def read(self, image):
+        return TruthReading([])
+
+
+@needs_fault
+def test_lost_markers_are_a_camera_fault(tmp_path):
+    outbox = Outbox(tmp_path / "o.sqlite")
+    agent = TableAgent("T1", outbox, TableWatcher(NoCards()))
+    table = clip_frames(Script(duration=1.0, acts=()))
+    rng = np.random.default_rng(1)
+    covered = [(1.0 + n / 8, rng.integers(90, 160, table[0][1].shape, dtype=np.uint8)) for n in range(16)]
+    run_frames(agent, table + covered)
+    (fault,) = [e for e in outbox.pending(1000) if e["type"] == "fault"]
+    assert "calibration lost" in fault["message"] and agent.status.calibration == "lost"

@@ -32,7 +32,7 @@ import numpy as np
 from hardware.reads import TagRead
 from hardware.table import RfidTable
 from recognizer.table.watcher import TableWatcher
-from referee.events import parse_event
+from referee.events import EventError, parse_event
 
 from .fusion import Fuser
 from .outbox import Outbox
@@ -59,6 +59,8 @@ class AgentStatus:
     camera: str = "ok"
     frames: int = 0
     events: int = 0
+    invalid: int = 0
+    """Observations the event parser refused (logged, not sent)."""
     _times: deque = field(default_factory=lambda: deque(maxlen=30))
 
 
@@ -112,8 +114,8 @@ class TableAgent:
         if change is not None:
             self.status.camera = "ok" if change == "ok" else f"fault: {change}"
             if change != "ok":
-                out.append(self._emit({"type": "fault", "t": t, "source": "camera",
-                                       "message": f"camera sends {change} frames: nothing is read until it recovers"}))
+                out += self._sent({"type": "fault", "t": t, "source": "camera",
+                                   "message": f"camera sends {change} frames: nothing is read until it recovers"})
         if self.check.good:
             for obs in self.watcher.process(image, t, index):
                 out += self._observe(obs, index)
@@ -126,8 +128,9 @@ class TableAgent:
         if self.rfid.read(read) is not None:
             self.status.last_read, self.status.last_read_t = f"rfid {read.tag}", read.t
 
-    def manual(self, event: dict[str, Any]) -> dict[str, Any]:
-        """An operator's event (session_start, deal_start, tribute...): stamped like the rest."""
+    def manual(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """An operator's event (session_start, deal_start, tribute...): stamped like the rest
+        (``None``: the parser refused it, see :attr:`AgentStatus.invalid`)."""
         if event.get("type") == "deal_start" and self.rfid is not None:
             self.rfid.start_deal()
         self._release(float(event["t"]))  # what the camera saw before it goes first
@@ -147,7 +150,7 @@ class TableAgent:
         if self._next_tick is None:
             self._next_tick = t + self.tick_every
         while t >= self._next_tick:
-            out.append(self._emit({"type": "tick", "t": self._next_tick - self.lag, "source": "camera"}))
+            out += self._sent({"type": "tick", "t": self._next_tick - self.lag, "source": "camera"})
             self._next_tick += self.tick_every
         return out
 
@@ -156,8 +159,8 @@ class TableAgent:
         if obs["type"] == "calibration":
             self.status.calibration = obs["status"]
             if obs["status"] == "lost":
-                return [self._emit({"type": "fault", "t": obs["t"], "source": "camera",
-                                    "message": "table markers lost: calibration lost, nothing is read until they are back"})]
+                return self._sent({"type": "fault", "t": obs["t"], "source": "camera",
+                                   "message": "table markers lost: calibration lost, nothing is read until they are back"})
             return []
         if obs["type"] not in OBSERVED:
             return []
@@ -185,15 +188,28 @@ class TableAgent:
         """Emit the held events dated up to ``until``, in date order."""
         ready = sorted((e for e in self._held if e["t"] <= until), key=lambda e: e["t"])
         self._held = [e for e in self._held if e["t"] > until]
-        return [self._emit({**e, "evidence": contract_evidence(e.get("evidence"))} if "evidence" in e else e)
-                for e in ready]
+        out: list[dict[str, Any]] = []
+        for e in ready:
+            out += self._sent({**e, "evidence": contract_evidence(e.get("evidence"))} if "evidence" in e else e)
+        return out
 
-    def _emit(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _sent(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """:meth:`_emit` as a list of what was written (empty if the parser refused it)."""
+        stamped = self._emit(event)
+        return [stamped] if stamped is not None else []
+
+    def _emit(self, event: dict[str, Any]) -> dict[str, Any] | None:
         t = max(float(event["t"]), self._last_t)
-        self._last_t = t
         stamped = {k: v for k, v in event.items() if v is not None}
-        stamped.update(table=self.table, id=self.outbox.new_id(), t=round(t, 3))
-        parse_event(stamped)  # the one parser: a malformed event is our bug, raised here
+        stamped.update(table=self.table, t=round(t, 3))
+        try:
+            parse_event(stamped)  # the one parser
+        except EventError as exc:  # an observation the contract cannot carry: say so, keep watching
+            self.status.invalid += 1
+            log.error("not sent (%s): %s", exc, stamped)
+            return None
+        self._last_t = t
+        stamped["id"] = self.outbox.new_id()
         self.outbox.put(stamped)
         self.status.events += 1
         if self.sender is not None:
