@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     agent.add_argument("--protocol", help="RFID reader protocol (with --rfid)")
     agent.add_argument("--registry", metavar="FILE", type=Path, help="the table deck's tag registry (with --rfid)")
     agent.add_argument("--layout", metavar="FILE", help="table layout (TOML; default: 90 x 90 cm table)")
+    agent.add_argument("--operator", metavar="FILE",
+                       help="operator events (session_start, deal_start, tribute...) as JSON Lines; '-' = stdin")
     agent.add_argument("--outbox", metavar="DIR", default="agent-outbox", help="where unsent events wait (default ./agent-outbox)")
     agent.add_argument("--stable", metavar="SECONDS", type=float, default=0.6, help="how long an area must stay unchanged to count")
     agent.set_defaults(handler=run_agent)
@@ -47,7 +49,7 @@ def run_agent(args: argparse.Namespace) -> int:
     from recognizer.table.watcher import TableWatcher, WatchSettings, default_reader
 
     from .agent.agent import TableAgent
-    from .agent.loop import ReaderWatch, run
+    from .agent.loop import OperatorInput, ReaderWatch, run
     from .agent.outbox import Outbox
     from .agent.poster import Poster
     from .agent.reading import TokenMaskingReader
@@ -76,9 +78,15 @@ def run_agent(args: argparse.Namespace) -> int:
     agent = TableAgent(args.table, outbox, watcher, rfid=rfid, sender=sender)
     sender.health = lambda: health(agent, sender)
     status = StatusLine(agent, sender)
+    operator = None
+    if args.operator:
+        operator = OperatorInput(sys.stdin if args.operator == "-" else open(args.operator, encoding="utf-8"))
+        operator.start()
+        if args.operator != "-":
+            operator.join()  # a file is read whole before the first frame
     sender.start()
     try:
-        run(agent, frames, ReaderWatch(agent, link) if link else None, status)
+        run(agent, frames, ReaderWatch(agent, link) if link else None, status, operator=operator)
     except KeyboardInterrupt:
         pass
     finally:

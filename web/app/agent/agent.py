@@ -154,6 +154,11 @@ class TableAgent:
             self._next_tick += self.tick_every
         return out
 
+    def finish(self, t: float) -> list[dict[str, Any]]:
+        """The source ended at ``t``: everything still held or waiting for a partner goes out."""
+        self._held += self.fuser.flush(float("inf"))
+        return self._release(float("inf"))
+
     # -- observations -> events -------------------------------------------------------
     def _observe(self, obs: dict[str, Any], index: int) -> list[dict[str, Any]]:
         if obs["type"] == "calibration":

@@ -1,0 +1,59 @@
+"""``guandan-ref agent`` on a folder of frames against the real server; bad input in one line."""
+
+from pathlib import Path
+
+import cv2
+import pytest
+
+from recognizer.table.render import Act, Script, TableRenderer
+from referee.cards import parse_cards
+from web.app.agent.demo import DemoServer
+from web.app.cli import main
+
+MODELS = Path(__file__).parents[3] / "recognizer" / "models"
+
+
+@pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
+def test_the_agent_command_sends_a_folder_of_frames_to_the_server(tmp_path, capsys):
+    script = Script(duration=5.0, acts=(
+        Act(0.8, "S", "lay", tuple(parse_cards("3S 3H"))),
+        Act(2.2, "E", "lay", tuple(parse_cards("7D 8C 9D TS JH"))),
+        Act(3.4, "W", "pass"),
+    ))
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for f in TableRenderer(script, size=(1280, 720), fps=8).frames():
+        cv2.imwrite(str(frames / f"{f.index:05d}.jpg"), f.image)
+    operator = tmp_path / "operator.jsonl"
+    operator.write_text('{"type": "session_start", "teams": {"NS": "Red", "EW": "Blue"}}\n'
+                        'not json\n'
+                        '{"type": "deal_start", "deal": 1, "first_leader": "S"}\n')
+    server = DemoServer(tmp_path / "data", 0)
+    try:
+        token = server.token("T5")
+        code = main(["agent", "--table", "T5", "--server", server.url, "--token", token, "--frames", str(frames),
+                     "--fps", "8", "--speed", "50", "--outbox", str(tmp_path / "outbox"), "--operator", str(operator)])
+        stored = server.store.events("T5")
+    finally:
+        server.stop()
+    assert code == 0
+    seen = [(e["type"], e.get("seat"), e.get("cards"), e["source"]) for e in stored if e["type"] != "tick"]
+    assert seen == [
+        ("session_start", None, None, "manual"), ("deal_start", None, None, "manual"),
+        ("play", "S", ["3S", "3H"], "camera"), ("play", "E", ["7D", "8C", "9D", "TS", "JH"], "camera"),
+        ("pass", "W", None, "camera"),
+    ]
+    err = capsys.readouterr().err
+    assert "operator line 2 skipped" in err and "0 rejected, 0 waiting" in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--frames", "/nonexistent"], "is not a directory"),
+    (["--frames", ".", "--rfid", "loop://"], "--rfid needs --protocol and --registry"),
+    (["--video", "x.mp4", "--stable", "-1"], "--stable must be >= 0"),
+])
+def test_bad_agent_options_are_one_line(extra, message, tmp_path, capsys):
+    code = main(["agent", "--table", "T1", "--server", "http://127.0.0.1:9", "--token", "x",
+                 "--outbox", str(tmp_path / "o"), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
