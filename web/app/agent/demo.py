@@ -238,5 +238,7 @@ def summary(tables: list[SimulatedTable], server: DemoServer, out) -> None:
         total.add(seen)
         error = f"  (stopped: {table.error})" if table.error else ""
         print(f"{table.plan.table}: {seen.summary()}{error}", file=out)
+        for line in seen.details[:5]:
+            print(f"    misread at {line}", file=out)
     if len(tables) > 1:
         print(f"all: {total.summary()}", file=out)
