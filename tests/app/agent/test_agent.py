@@ -158,3 +158,28 @@ def test_lost_markers_are_a_camera_fault(tmp_path):
     run_frames(agent, table + covered)
     (fault,) = [e for e in outbox.pending(1000) if e["type"] == "fault"]
     assert "calibration lost" in fault["message"] and agent.status.calibration == "lost"
+
+
+@needs_fault
+def test_a_reader_that_is_not_there_is_an_rfid_fault(tmp_path):
+    from hardware.link import ReaderLink, port_opener
+    from hardware.protocols import protocol_class
+    from hardware.registry import TagRegistry
+    from hardware.table import RfidTable
+    from web.app.agent.loop import ReaderWatch
+
+    cls = protocol_class("jsonl")
+    link = ReaderLink(port_opener(str(tmp_path / "no-such-port"), cls.BAUDRATE), lambda sink, stats: cls(sink, stats),
+                      retry=0.05)
+    link.start()
+    outbox = Outbox(tmp_path / "o.sqlite")
+    agent = TableAgent("T1", outbox, TableWatcher(NoCards()), rfid=RfidTable(TagRegistry()))
+    watch = ReaderWatch(agent, link, gone_after_s=3.0)
+    try:
+        for t in (0.0, 1.0, 2.9, 3.1, 5.0):
+            watch.drain(t)
+    finally:
+        link.stop()
+    (fault,) = [e for e in outbox.pending() if e["type"] == "fault"]
+    assert (fault["source"], fault["t"], watch.status) == ("rfid", 3.1, "gone")
+    assert "not connected for 3 s" in fault["message"]
