@@ -106,8 +106,12 @@ def _first_deals(events: list[dict], deals: int) -> list[dict]:
 
 
 def _flags_before(sim, last_t: float) -> list[tuple[str, str]]:
-    """The planted flags the kept events raise: those the simulator's own referee raised by then."""
-    raised = [(r["rule"], r["seat"]) for r in sim.records if r["type"] == "flag" and r["at"] <= last_t]
+    """The planted flags the kept events raise: those a referee of the simulated events
+    raised by ``last_t``."""
+    referee = Referee()
+    for event in sim.events:
+        referee.feed(event)
+    raised = [(r["rule"], r["seat"]) for r in referee.records() if r["type"] == "flag" and r["at"] <= last_t]
     planted, pool = [], list(raised)
     for flag in sim.expected_flags:
         if flag in pool:

@@ -57,12 +57,11 @@ def _key(event: dict[str, Any]) -> tuple:
 
 
 def truth_records(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What a referee makes of the true events."""
+    """What a referee makes of the true events (its JSON records)."""
     referee = Referee()
-    records: list[dict[str, Any]] = []
     for event in truth:
-        records += referee.feed(event)
-    return records
+        referee.feed(event)
+    return referee.records()
 
 
 def deal_results(records: list[dict[str, Any]]) -> list[tuple]:
