@@ -96,11 +96,10 @@ def obs(kind, seat, t, **extra):
             "evidence": {"frame": 0, "crop": None}, **extra}
 
 
-def test_observations_completed_out_of_order_leave_in_the_order_of_their_dates(tmp_path):
-    # E's area settled a frame later than W's although E acted first: E must go first
+def test_observations_completed_in_one_frame_leave_in_the_order_of_their_dates(tmp_path):
+    # the watcher lists areas in its own order; E acted before W and must go first
     watcher = ScriptedWatcher({
-        10: [obs("pass", "W", 0.7)],
-        11: [obs("play", "E", 0.6, cards=["5D"])],
+        10: [obs("pass", "W", 0.7), obs("play", "E", 0.6, cards=["5D"])],
     })
     outbox = Outbox(tmp_path / "o.sqlite")
     agent = TableAgent("T1", outbox, watcher)

@@ -9,13 +9,13 @@ calibration is a camera ``fault``. A ``tick`` goes out every second of table tim
 
 Stamping is the agent's job alone: the table id, a fresh outbox id, the source, and a time
 that never goes back. An observation is dated by the first frame that showed it and
-completed ``stable_s`` later; two areas that changed a moment apart can complete in the
-other order, so observations are held for ``stable_s`` and a little more and leave in the
-order of their dates (the order the players acted in), ticks are dated that far behind the
-newest frame, and anything dated before the last event sent is moved up to it. Each event
-is checked with the one parser (:func:`referee.events.parse_event`) before it is written
-to the outbox.
-"""
+completes ``stable_s`` later, so observations complete in the order of their dates, except
+that several completing in one frame come in the watcher's area order: each frame's
+observations leave sorted by date (the order the players acted in). Ticks are dated
+``stable_s`` (and the fusion window) behind the newest frame, so no observation completed
+later is dated before them, and anything dated before the last event sent is moved up to
+it. Each event is checked with the one parser (:func:`referee.events.parse_event`) before
+it is written to the outbox."""
 
 from __future__ import annotations
 
@@ -90,9 +90,7 @@ class TableAgent:
         self.fuser = Fuser(fusion_window, ("camera", "rfid") if rfid is not None else ("camera",))
         self.check = FrameCheck()
         self.tick_every = tick_every
-        self.hold = watcher.settings.stable_s + 0.4
-        """How long an observation waits for others dated earlier (stable_s and a few frames)."""
-        self.lag = self.hold + (fusion_window if rfid is not None else 0.0) + 0.1
+        self.lag = watcher.settings.stable_s + (fusion_window if rfid is not None else 0.0) + 0.1
         """How far behind the newest frame an event may still be dated (ticks are dated so)."""
         self.status = AgentStatus()
         self.clock = clock
@@ -146,7 +144,7 @@ class TableAgent:
                 else:
                     self._held.append(record)
         self._held += self.fuser.flush(t)
-        out += self._release(t - self.hold)
+        out += self._release(t)
         if self._next_tick is None:
             self._next_tick = t + self.tick_every
         while t >= self._next_tick:
