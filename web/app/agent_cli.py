@@ -76,7 +76,7 @@ def run_agent(args: argparse.Namespace) -> int:
     rfid, link = (None, None) if not args.rfid else _rfid(args)
     sender = Sender(outbox, Poster(args.server, args.table, args.token))
     agent = TableAgent(args.table, outbox, watcher, rfid=rfid, sender=sender)
-    sender.health = lambda: health(agent, sender)
+    sender.health = lambda: health(agent)
     status = StatusLine(agent, sender)
     operator = None
     if args.operator:

@@ -184,7 +184,7 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     sender = Sender(outbox, Poster(server_url, table, token))
     rfid = RfidTable(plan.registry) if plan.registry is not None else None
     agent = TableAgent(table, outbox, watcher, rfid=rfid, sender=sender)
-    sender.health = lambda: health(agent, sender)
+    sender.health = lambda: health(agent)
     return SimulatedTable(plan, agent, sender, options)
 
 

@@ -10,7 +10,7 @@ from .agent import TableAgent
 from .sender import Sender
 
 
-def health(agent: TableAgent, sender: Sender | None) -> dict[str, Any]:
+def health(agent: TableAgent) -> dict[str, Any]:
     """The body of ``POST /api/tables/<id>/health`` (contract fields)."""
     s = agent.status
     return {
