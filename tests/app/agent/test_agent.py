@@ -182,3 +182,18 @@ def test_a_reader_that_is_not_there_is_an_rfid_fault(tmp_path):
     (fault,) = [e for e in outbox.pending() if e["type"] == "fault"]
     assert (fault["source"], fault["t"], watch.status) == ("rfid", 3.1, "gone")
     assert "not connected for 3 s" in fault["message"]
+
+
+def test_the_status_line_and_health_say_what_the_agent_knows(tmp_path):
+    from types import SimpleNamespace
+
+    from web.app.agent.status import health, line
+
+    agent, outbox, _ = play_clip(tmp_path)
+    sender = SimpleNamespace(reachable=False, problem="http://x/api: ConnectionError")
+    text = line(agent, sender)
+    assert "T9" in text and "fps" in text and "last read: N pass @" in text
+    assert "calibration: ok" in text and f"outbox: {outbox.depth()}" in text and "server UNREACHABLE" in text
+    body = health(agent)
+    assert body["calibration"] == "ok" and body["camera"] == "ok" and body["outbox"] == outbox.depth()
+    assert body["fps"] > 0 and 3.8 < body["last_read"] < 5.0
