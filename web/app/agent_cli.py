@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--speed", type=float, default=1.0,
                       help="time compression: table seconds per wall second (default 1; the CPU may hold it lower)")
     demo.add_argument("--seed", type=int, default=1, help="seed of the simulated sessions (default 1)")
-    demo.add_argument("--data", metavar="DIR", type=Path, default=Path("demo-data"), help="data directory (default ./demo-data)")
+    demo.add_argument("--data", metavar="DIR", type=Path,
+                      help="data directory, new or empty (default: a new ./demo-data/run-DATE-TIME)")
     demo.add_argument("--port", type=int, default=5000, help="server port on 127.0.0.1 (default 5000)")
     demo.add_argument("--rfid-sim", action="store_true", help="a simulated RFID reader at every table")
     demo.set_defaults(handler=run_demo)
@@ -118,7 +119,12 @@ def _rfid(args: argparse.Namespace):
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    import time
+
     from .agent.demo import DemoOptions, run
 
+    data = args.data or Path("demo-data") / time.strftime("run-%Y%m%d-%H%M%S")
+    if data.exists() and any(data.iterdir()):
+        raise ValueError(f"--data {str(data)!r} is not empty: the demo starts its tables afresh; name a new directory")
     return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
-                           data=args.data, port=args.port, rfid_sim=args.rfid_sim))
+                           data=data, port=args.port, rfid_sim=args.rfid_sim))

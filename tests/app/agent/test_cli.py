@@ -57,3 +57,12 @@ def test_bad_agent_options_are_one_line(extra, message, tmp_path, capsys):
                  "--outbox", str(tmp_path / "o"), *extra])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_demo_wants_a_fresh_data_directory(tmp_path, capsys):
+    (tmp_path / "store.sqlite").write_text("")
+    assert main(["demo", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not empty" in err and len(err.strip().splitlines()) == 1
+    assert main(["demo", "--tables", "0", "--data", str(tmp_path / "new")]) == 2
+    assert "--tables must be between 1 and 16" in capsys.readouterr().err
