@@ -170,7 +170,8 @@ class SimulatedTable:
         until = self.fed[-1][0] - 2.0 if self.fed and not self.finished else float("inf")
         truth = [e for e in self.plan.truth if e["t"] <= until]
         seen = [e for e in self.plan.seen if e["t"] <= until]
-        return compare(seen, self.sender.answers, records, deal_results(truth_records(truth)))
+        answers = [a for a in self.sender.answers if a.event["t"] <= until]
+        return compare(seen, answers, records, deal_results(truth_records(truth)))
 
 
 def make_table(table: str, seed: int, options: DemoOptions, server_url: str, token: str, outboxes: Path,
