@@ -35,7 +35,7 @@ import _standalone  # noqa: F401,E402  (first of ours: keeps bench/ off the impo
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from recognizer.table.render import TableRenderer  # noqa: E402
+from recognizer.training.table_video import TableRenderer  # noqa: E402
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 from web.app.agent.agent import TableAgent  # noqa: E402
 from web.app.agent.outbox import Outbox  # noqa: E402

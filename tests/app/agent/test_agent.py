@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 import pytest
 
-from recognizer.table.render import Act, Script, TableRenderer, TruthReading, TruthReaders
+from recognizer.training.table_video import Act, Script, TableRenderer, TruthReading, TruthReaders
 from recognizer.table.watcher import TableWatcher
 from referee.cards import parse_cards
 from referee.events import EVENT_TYPES, parse_event

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recognizer.table.render import TableRenderer, TruthReaders
+from recognizer.training.table_video import TableRenderer, TruthReaders
 from recognizer.table.watcher import TableWatcher
 from web.app.agent.agent import TableAgent
 from web.app.agent.demo import DemoOptions, DemoServer, make_table

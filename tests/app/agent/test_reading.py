@@ -7,7 +7,7 @@ from recognizer.table.layout import TableLayout
 from recognizer.table.markers import MarkerDetector
 from recognizer.table.calibration import fit_homography
 from recognizer.table.rectify import AreaViews
-from recognizer.table.render import Act, Script, TableRenderer
+from recognizer.training.table_video import Act, Script, TableRenderer
 from referee.cards import parse_cards
 from web.app.agent.reading import TokenMaskingReader, mask_tokens
 

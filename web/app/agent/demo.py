@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hardware.table import RfidTable
-from recognizer.table.render import TableRenderer
+from recognizer.training.table_video import TableRenderer
 from recognizer.table.watcher import TableWatcher, WatchSettings, default_reader
 
 from .agent import TableAgent

@@ -33,7 +33,7 @@ from hardware.antennas import DEFAULT_ANTENNAS
 from hardware.reads import TagRead
 from hardware.registry import TagRegistry
 from hardware.simulator import demo_registry
-from recognizer.table.render import REACH_S, Act, Script
+from recognizer.training.table_video import REACH_S, Act, Script
 from referee.cards import parse_cards
 from referee.engine import Referee
 from referee.seats import SEATS
