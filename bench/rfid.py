@@ -18,7 +18,7 @@ import statistics
 import time
 
 import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
-from hardware.frames import em4100_frame, inventory_answer, jsonl_line
+from hardware.serial_frames import em4100_frame, inventory_answer, jsonl_line
 from hardware.link import ReaderLink, port_opener
 from hardware.protocols import PROTOCOLS
 from hardware.reads import ReaderStats

@@ -19,7 +19,7 @@ from typing import ClassVar
 import serial
 import serial.threaded
 
-from hardware.frames import (
+from hardware.serial_frames import (
     ETX,
     INVENTORY,
     INVENTORY_STATUSES,

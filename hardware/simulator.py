@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hardware.antennas import DEFAULT_ANTENNAS
-from hardware.frames import INVENTORY, crc16_mcrf4xx, em4100_frame, inventory_answer, jsonl_line
+from hardware.serial_frames import INVENTORY, crc16_mcrf4xx, em4100_frame, inventory_answer, jsonl_line
 from hardware.protocols import PROTOCOLS
 from hardware.registry import TagRegistry, enrolment_order
 from referee.cards import parse_card

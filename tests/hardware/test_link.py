@@ -7,7 +7,7 @@ import tty
 import serial
 import serial.threaded
 
-from hardware.frames import em4100_frame, inventory_answer, jsonl_line
+from hardware.serial_frames import em4100_frame, inventory_answer, jsonl_line
 from hardware.link import ReaderLink, port_opener
 from hardware.protocols import ChafonProtocol, JsonLinesProtocol, Rdm6300Protocol
 from hardware.reads import ReaderStats

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hardware.frames import chafon_frame, em4100_frame, inventory_answer, inventory_command, jsonl_line
+from hardware.serial_frames import chafon_frame, em4100_frame, inventory_answer, inventory_command, jsonl_line
 from hardware.protocols import (
     PROTOCOLS,
     Chafon288Protocol,

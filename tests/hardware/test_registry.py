@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from hardware.enroll import enroll
-from hardware.frames import em4100_frame
+from hardware.serial_frames import em4100_frame
 from hardware.reads import TagRead
 from hardware.registry import RegistryError, TagRegistry, enrolment_order
 from hardware.simulator import PtyPort, demo_registry

@@ -1,4 +1,4 @@
-from hardware.frames import (
+from hardware.serial_frames import (
     STATUS_DONE,
     STATUS_MORE,
     chafon_frame,
