@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections import Counter
 from pathlib import Path
 
 
@@ -22,17 +20,47 @@ def _store_options() -> argparse.ArgumentParser:
                         help="data directory holding the SQLite store (default ./guandan-data)")
     common.add_argument("--db", metavar="URL", default=None,
                         help="database URL instead, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    common.add_argument("--key-file", metavar="FILE", default=None,
+                        help="the store's key (default $GUANDAN_SECRET_KEY, else $GUANDAN_KEY_FILE, else "
+                             "~/.config/guandan-referee/secret.key, made once); never inside the data directory")
     return common
 
 
-def _open(args):
-    """The store the options name, with tournament tables checked against their draw;
-    snapshots are signed with ``$GUANDAN_SECRET_KEY``, else with the key file in the data
-    directory."""
-    from web.store import KEY_ENV, open_store
-    from web.tournament.tables import TournamentTables
+def _open(args, create: bool = False):
+    """The store the options name. Only ``create`` commands make one, in a new or empty
+    directory; any other names a missing or non-store path with a one-line error (exit 2)
+    and creates nothing."""
+    from web.store import DB_FILE, DEFAULT_DATA_DIR, NotAStore, open_store
 
-    return open_store(args.db, args.data, os.environ.get(KEY_ENV), table_rules=TournamentTables())
+    if args.db is None:
+        folder = Path(args.data or DEFAULT_DATA_DIR)
+        if folder.exists() and not folder.is_dir():
+            raise NotAStore(f"{folder} is a file, not a data directory")
+        if not (folder / DB_FILE).exists():
+            if not create:
+                raise NotAStore(f"no store in {folder} (guandan-ref import creates one)")
+            if folder.exists() and any(folder.iterdir()):
+                raise NotAStore(f"{folder} holds no store and is not empty: name a new or empty directory")
+    return open_store(args.db, args.data, key_file=args.key_file, create=create)
+
+
+def _reading(where: str):
+    """Turns a database that fails part-way (a damaged page) into a one-line error."""
+    from contextlib import contextmanager
+
+    from sqlalchemy.exc import DBAPIError
+
+    from web.store import StoreError
+
+    @contextmanager
+    def guard():
+        try:
+            yield
+        except DBAPIError as exc:
+            raise StoreError(f"cannot read {where}: {str(exc.orig).splitlines()[0]} "
+                             "(guandan-ref verify names what is damaged)") from None
+
+    return guard()
 
 
 def _json(obj) -> str:
@@ -57,7 +85,8 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="JSON Lines, best first")
     p.set_defaults(handler=cmd_standings)
 
-    p = sub.add_parser("verify", parents=[common], help="check every table's hash chain")
+    p = sub.add_parser("verify", parents=[common],
+                       help="check every table's keyed chain, the manifest, seals, snapshots and the database file")
     p.add_argument("--rederive", action="store_true", help="also replay each table and compare its results")
     p.set_defaults(handler=cmd_verify)
 
@@ -125,53 +154,26 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_official)
 
 
-IMPORT_CHUNK = 2000
-"""Lines read before handing them to the store (which commits them in batches)."""
-
-
 def cmd_import(args) -> int:
-    from web.store import EventRejected
+    """Validate the whole file, store each table's good events in one transaction, and end
+    with a summary naming every rejected line (exit 1 if any)."""
+    from web.store.ingest import import_stream
 
-    source = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")  # noqa: SIM115
-    tally: Counter[str] = Counter()
-    tables: set[str] = set()
-    with source, _open(args) as store:
-        chunk: list[tuple[int, object]] = []
-        for number, line in enumerate(source, 1):
-            if not line.strip():
-                continue
-            try:
-                chunk.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                chunk.append((number, EventRejected(None, f"not JSON: {exc.msg}")))
-            if len(chunk) == IMPORT_CHUNK:
-                _import_chunk(store, chunk, tally, tables)
-                chunk = []
-        _import_chunk(store, chunk, tally, tables)
-    print(f"imported {tally['accepted']} events into {len(tables)} table(s); "
-          f"{tally['duplicates']} already stored; {tally['bad']} rejected")
-    return 1 if tally["bad"] else 0
-
-
-def _import_chunk(store, lines: list[tuple[int, object]], tally: Counter, tables: set[str]) -> None:
-    """Append the parsed lines of a chunk in batches; report each bad line, in line order."""
-    from web.store import EventRejected
-
-    outcomes = iter(store.append_many([e for _, e in lines if not isinstance(e, EventRejected)]))
-    for number, parsed in lines:
-        done = parsed if isinstance(parsed, EventRejected) else next(outcomes)
-        if isinstance(done, Exception):
-            print(f"line {number}: {done}", file=sys.stderr)
-            tally["bad"] += 1
-        else:
-            tally["duplicates" if done.duplicate else "accepted"] += 1
-            tables.add(parsed["table"])
+    if args.events != "-" and not Path(args.events).is_file():
+        raise FileNotFoundError(f"no events file {args.events}")
+    source = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")  # noqa: SIM115
+    with source, _open(args, create=True) as store:
+        summary = import_stream(store, source)
+    for number, reason in summary.rejected:
+        print(f"line {number}: {reason}", file=sys.stderr)
+    print(f"imported {summary.accepted} events into {len(summary.tables)} table(s); "
+          f"{summary.duplicates} already stored; {len(summary.rejected)} rejected"
+          + (f" (lines {', '.join(str(n) for n, _ in summary.rejected)})" if summary.rejected else ""))
+    return 1 if summary.rejected else 0
 
 
 def cmd_results(args) -> int:
-    from web.tournament import signoff
-
-    with _open(args) as store:
+    with _open(args) as store, _reading("the results"):
         results = store.results(args.table)
         sessions: dict[str, int] = {}
         for r in results:
@@ -253,7 +255,7 @@ def cmd_verify(args) -> int:
         report = store.verify(rederive=args.rederive)
     for problem in report.problems:
         print(problem)
-    state = "OK" if report.ok else f"BROKEN ({len(report.problems)} table(s))"
+    state = "OK" if report.ok else f"BROKEN ({len(report.findings)} finding(s))"
     print(f"{state}: {report.tables} table(s), {report.events} event(s) checked")
     return 0 if report.ok else 1
 
@@ -301,7 +303,7 @@ def cmd_export(args) -> int:
 def cmd_event(args) -> int:
     from web.tournament import pairlist, service, signoff
 
-    with _open(args) as store:
+    with _open(args, create=args.action == "create") as store:
         if args.action == "create":
             service.create(store, args.id, args.name or args.id, ruleset=args.ruleset, chain=args.chain,
                            rounds=args.rounds, round_minutes=args.minutes, deal_limit=args.deals,
@@ -332,6 +334,6 @@ def cmd_event(args) -> int:
 
 
 def cmd_official(args) -> int:
-    with _open(args) as store:
+    with _open(args, create=True) as store:
         store.add_official(args.name, args.role)
     return 0

@@ -11,9 +11,9 @@ from sqlalchemy import update
 
 from referee.simulate import play_session
 from web.app.cli import main
-from web.store import KEY_ENV, Store
+from web.store import KEY_ENV, KEY_FILE_ENV, Store
 from web.store.models import TableEvent
-from web.store.testing import TEST_SECRET
+from tests.store.support import TEST_SECRET
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_verify_names_the_broken_link(loc, db_url, tmp_path, capsys):
     with Store(db_url, secret_key=TEST_SECRET) as store, store.engine.begin() as conn:
         conn.execute(update(TableEvent).where(TableEvent.seq == 17).values(body=TableEvent.body + " "))
     assert main(["verify", *loc]) == 1
-    assert "table T1: seq 17: content does not match its hash" in capsys.readouterr().out
+    assert "table T1: seq 17: event row or its derived records do not match the chain (edited)" in capsys.readouterr().out
 
 
 def test_tournament_from_the_command_line(loc, tmp_path, capsys):
@@ -101,6 +101,7 @@ def test_tournament_from_the_command_line(loc, tmp_path, capsys):
 
 
 def test_standings_need_an_event(loc, capsys):
+    assert main(["official", "Ref Li", *loc]) == 0
     assert main(["standings", *loc]) == 2
     assert "name the event with --event (events: none)" in capsys.readouterr().err
 
@@ -137,22 +138,33 @@ def test_sign_dispute_resolve_from_the_command_line(loc, tmp_path, capsys):
     assert session["signoff"]["signed"] == {"NS": "Ann", "EW": "Bob"} and session["signoff"]["state"] == "final"
 
 
-def test_snapshots_are_signed_with_the_configured_key_else_the_data_directory_key(
-        loc, db_url, tmp_path, monkeypatch, caplog):
-    events = play_session(14, {"NS": "A", "EW": "B"})[:450]  # snapshots at seq 200 and 400
+def test_the_key_comes_from_outside_the_data_directory(loc, db_url, tmp_path, monkeypatch, capsys):
+    data = tmp_path / "guandan-data"
+    events = play_session(14, {"NS": "A", "EW": "B"})[:60]
+    path = _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events])
     monkeypatch.setenv(KEY_ENV, "key from the environment")
-    assert main(["import", _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events]), *loc]) == 0
-    assert not (tmp_path / "guandan-data" / "secret.key").exists()  # a configured key is not stored
-    with caplog.at_level(logging.WARNING, logger="web.store.store"):
-        with Store(db_url, secret_key="key from the environment") as store:
-            store.referee("T1")
-        assert "signature" not in caplog.text
-        monkeypatch.delenv(KEY_ENV)
-        # without it, the data directory gets a key of its own, and verify says the
-        # snapshots were signed with another key
-        assert main(["verify", *loc]) == 1
-        data_key = (tmp_path / "guandan-data" / "secret.key").read_text().strip()
-        with Store(db_url, secret_key=data_key) as store:
-            replayed = store.referee("T1")
-        assert "T1: snapshot at seq 400 fails its signature check" in caplog.text
-    assert len(replayed.log) == 450
+    assert main(["import", path, *loc]) == 0
+    assert main(["verify", *loc]) == 0
+    user_key = tmp_path / "config" / "guandan-referee" / "secret.key"
+    assert not user_key.exists() and not list(data.glob("*.key"))  # a configured key is not stored
+    monkeypatch.delenv(KEY_ENV)
+    capsys.readouterr()
+    # another key (here the per-user one, made now) cannot vouch for what the first signed
+    assert main(["verify", *loc]) == 1
+    out = capsys.readouterr().out
+    assert user_key.stat().st_mode & 0o777 == 0o600
+    assert "the table manifest is not signed by this store's key" in out
+    assert "table T1: head row is not signed by this store's key" in out
+    assert "table T1: seq 1: event row or its derived records do not match the chain" in out
+    if loc[0] == "--db":
+        return  # a PostgreSQL store has no data directory to keep a key out of
+    # a key file inside the data directory is refused, and not created
+    assert main(["verify", *loc, "--key-file", str(data / "secret.key")]) == 2
+    assert "is inside the data directory" in capsys.readouterr().err
+    assert not (data / "secret.key").exists()
+    # a key file named by path is made once (0600) and used from then on
+    named, second = tmp_path / "keys" / "hall.key", ["--data", str(tmp_path / "second")]
+    assert main(["import", path, *second, "--key-file", str(named)]) == 0
+    assert named.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv(KEY_FILE_ENV, str(named))
+    assert main(["verify", *second]) == 0

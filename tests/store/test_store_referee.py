@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import insert, select
 
 from referee.engine import Referee
 from referee.rulesets import load_ruleset
 from referee.simulate import play_session
 from web.store import Appended, EventRejected
-from web.store.models import Snapshot
+from tests.store.support import TEST_SECRET
+from web.store.models import Snapshot, TableEvent
 from web.store.signing import snapshot_is_authentic, snapshot_mac
 
 TEAMS = {"NS": "Pair A", "EW": "Pair B"}
@@ -89,7 +91,9 @@ class _Planted:
         return (open, (self.path, "w"))
 
 
-def test_a_forged_snapshot_is_never_unpickled_and_the_table_replays(reopen, tmp_path, caplog):
+@pytest.mark.parametrize("key", [TEST_SECRET.encode(), b"a key guessed by the forger"],
+                         ids=["signed-with-the-store-key", "signed-with-another-key"])
+def test_a_planted_pickle_is_never_unpickled_and_the_table_replays(reopen, tmp_path, caplog, key):
     events = play_session(9, TEAMS)[:151]
     with reopen(snapshot_every=50) as s:
         _import(s, events[:150])
@@ -98,22 +102,37 @@ def test_a_forged_snapshot_is_never_unpickled_and_the_table_replays(reopen, tmp_
     marker = tmp_path / "pwned"
     planted = pickle.dumps(_Planted(marker))
     with reopen() as s, s.engine.begin() as conn:
-        # ...and whoever can write to the database can rewrite a snapshot row, MAC and all
-        snap = conn.execute(select(Snapshot).where(Snapshot.seq == 150)).one()
-        conn.execute(update(Snapshot).where(Snapshot.seq == 150).values(
-            blob=planted, mac=snapshot_mac(b"a key guessed by the forger", "T1", 150, snap.event_hash, planted)))
+        # ...and is planted as a snapshot pinned to the right link, signed even with the
+        # store's own key (the worst case: an intruder who also stole the key)
+        link = conn.execute(select(TableEvent.hash).where(TableEvent.seq == 150)).scalar_one()
+        conn.execute(insert(Snapshot).values(table_id="T1", seq=150, event_hash=link, blob=planted,
+                                             mac=snapshot_mac(key, "T1", 150, link, planted)))
     with reopen(snapshot_every=50) as s, caplog.at_level(logging.WARNING, logger="web.store.store"):
         ref = s.referee("T1")
-        assert "T1: snapshot at seq 150 fails its signature check" in caplog.text
+        assert ("is not plain JSON data" if key == TEST_SECRET.encode() else "fails its signature check") \
+            in caplog.text
         assert not marker.exists()
         want = Referee(load_ruleset("competition"))
         for e in events[:150]:
             want.feed(e)
         assert ref.records() == want.records()
         assert s.append(events[150]).seq == 151  # the table goes on from the replayed state
-        assert s.verify(rederive=True).problems == [
-            "table T1: snapshot after seq 150 is not signed by this store's key (forged or another key)"]
+        problems = s.verify(rederive=True).problems
     assert not marker.exists()
+    assert problems[0] == "table T1: seq 150: a snapshot was added outside the store"
+    assert problems[1:] == ([] if key == TEST_SECRET.encode() else
+                            ["table T1: seq 150: snapshot is not signed by this store's key (forged or another key)"])
+
+
+def test_only_plain_data_snapshots_are_kept(reopen):
+    """The engine's snapshot bytes are stored only when they are plain JSON data."""
+    with reopen(snapshot_every=50) as s:
+        _import(s, play_session(9, TEAMS)[:120])
+        with s.engine.connect() as conn:
+            blobs = conn.execute(select(Snapshot.blob)).scalars().all()
+    for blob in blobs:
+        json.loads(blob)
+    assert len(blobs) in (0, 2)  # none while the engine snapshots in another form
 
 
 def test_a_snapshot_mac_binds_the_blob_to_its_table_and_place():

@@ -8,7 +8,7 @@ committed: one by one with ``append``, or BATCH at a time with ``append_many``.
 import sys
 
 from web.store import Appended, Store
-from web.store.testing import TEST_SECRET, TallyDerivation
+from tests.store.support import TEST_SECRET, TallyDerivation
 
 url, table, prefix, count, seat = sys.argv[1:6]
 batch = int(sys.argv[6]) if len(sys.argv) > 6 else 1

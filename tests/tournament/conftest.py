@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from web.store import Store
-from web.store.testing import KINDS, TEST_SECRET, TallyDerivation, temporary_url
-from web.tournament.tables import TournamentTables
+from tests.store.support import KINDS, TEST_SECRET, TallyDerivation, temporary_url
 
 
 @pytest.fixture(params=KINDS)

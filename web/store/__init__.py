@@ -1,42 +1,53 @@
-"""The event store: table events, derived results (tournaments and sign-off plug in: ``web.tournament``).
+"""The event store: table events in keyed hash chains, derived results, verification.
 
 ``Store(url)`` is the API; ``open_store`` opens one as configured (database, data
-directory, snapshot key); ``init_app(app)`` attaches one to a Flask app built by
-``create_app(test_config)`` from ``app.config`` (``STORE_URL``, else ``DATA_DIR``;
-``GUANDAN_SECRET_KEY`` or ``SECRET_KEY``), so that nothing is opened at import time and
-every test can get a fresh database.
+directory, key); ``init_app(app)`` attaches one to a Flask app from ``app.config``
+(``STORE_URL``, else ``DATA_DIR``; ``GUANDAN_SECRET_KEY`` or ``SECRET_KEY``, else
+``GUANDAN_KEY_FILE``, else the per-user key file), so that nothing is opened at import
+time and every test can get a fresh database. The key is never kept in the data
+directory (``signing``).
 """
 
 from __future__ import annotations
 
-from .db import data_url
-from .signing import KEY_ENV, as_key, data_dir_key
+from pathlib import Path
+
+from .chain import canonical, content_id
+from .db import DB_FILE, data_url
+from .signing import KEY_ENV, KEY_FILE_ENV, SecretKeyError, resolve_key, user_key_path
 from .store import (
     Appended,
     EventRejected,
+    NotAStore,
     SequenceConflict,
     Store,
     StoreError,
-    VerifyReport,
-    canonical,
-    chain_hash,
 )
+from .verify import Finding, VerifyReport
 
 __all__ = [
+    "DB_FILE",
+    "DEFAULT_DATA_DIR",
     "KEY_ENV",
+    "KEY_FILE_ENV",
     "Appended",
     "EventRejected",
+    "Finding",
+    "NotAStore",
+    "SecretKeyError",
     "SequenceConflict",
     "Store",
     "StoreError",
     "VerifyReport",
     "canonical",
-    "chain_hash",
+    "content_id",
     "data_url",
     "get_store",
     "init_app",
     "open_store",
+    "resolve_key",
     "store_url",
+    "user_key_path",
 ]
 
 DEFAULT_DATA_DIR = "guandan-data"
@@ -48,15 +59,19 @@ def store_url(db: str | None = None, data_dir: str | None = None) -> str:
     return db or data_url(data_dir or DEFAULT_DATA_DIR)
 
 
-def open_store(db: str | None = None, data_dir: str | None = None,
-               secret: str | bytes | None = None, **options) -> Store:
-    """The store at ``db``, else the SQLite file in ``data_dir``, its snapshots signed with
-    ``secret``, else with the key file kept in ``data_dir`` (default ``./guandan-data``;
-    generated, mode 0600, on first use). Several machines sharing one PostgreSQL store
-    should share one configured secret, or each will replay instead of using the others'
-    snapshots."""
-    key = as_key(secret) if secret else data_dir_key(data_dir or DEFAULT_DATA_DIR)
-    return Store(store_url(db, data_dir), secret_key=key, **options)
+def open_store(db: str | None = None, data_dir: str | None = None, secret: str | bytes | None = None,
+               key_file: str | None = None, create: bool = True, **options) -> Store:
+    """The store at ``db``, else the SQLite file in ``data_dir`` (default ``./guandan-data``).
+
+    The key: ``secret``, else ``key_file``, else the environment, else the per-user key
+    file; a key file inside the data directory is refused. ``create``: make the data
+    directory and the store when missing (else ``NotAStore``, and nothing is created).
+    """
+    folder = Path(data_dir or DEFAULT_DATA_DIR)
+    key = resolve_key(secret, key_file, refuse_inside=None if db else folder)
+    if db is None and create:
+        folder.mkdir(parents=True, exist_ok=True)
+    return Store(store_url(db, str(folder)), secret_key=key, create=create, **options)
 
 
 def init_app(app, **options) -> Store:
@@ -68,7 +83,8 @@ def init_app(app, **options) -> Store:
     """
     config = app.config
     store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"),
-                       config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"), **options)
+                       config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"),
+                       config.get("GUANDAN_KEY_FILE"))
     app.extensions[EXTENSION] = store
     return store
 

@@ -25,9 +25,8 @@ WRITE = {"store_write": True}
 
 
 def data_url(data_dir: str | Path) -> str:
-    """The SQLite URL of the store kept in ``data_dir`` (created if missing)."""
+    """The SQLite URL of the store kept in ``data_dir`` (nothing is created here)."""
     path = Path(data_dir)
-    path.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(path / DB_FILE).resolve()}"
 
 

@@ -5,9 +5,10 @@ describe the same tables for queries, and a test checks that both agree.
 
 Table events are append-only and numbered per table: ``(table_id, seq)`` is the primary
 key, so two writers that both try to append ``seq = n`` collide instead of interleaving.
-Each event row carries the hash of the previous row of its table (a chain per table);
-the table's head row keeps the last sequence number and hash so that a truncated tail is
-detected too. Derived records (flags, deal and session results) live beside the events,
+Each event row carries the keyed link of the previous row of its table (a chain per
+table, ``chain``); the table's head row keeps the last sequence number and link under a
+MAC so that a truncated tail is detected too, and ``seals`` holds the signed table
+manifest and the seals of the sign-off, official and tournament tables. Derived records (flags, deal and session results) live beside the events,
 numbered by *generation*: a correction re-derives the whole table into a new generation
 and the old one stays for the audit trail.
 """
@@ -49,6 +50,8 @@ class TableHead(Base):
     head_hash: Mapped[str] = mapped_column(String(64))
     generation: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[float] = mapped_column(Float)
+    mac: Mapped[str | None] = mapped_column(String(64))
+    """Keyed MAC of the other columns (``chain.head_mac``): a moved head is caught."""
 
 
 class TableEvent(Base):
@@ -88,10 +91,11 @@ class DerivedRecord(Base):
 
 
 class Snapshot(Base):
-    """An opaque referee state after event ``seq``; ``event_hash`` pins it to the chain.
+    """A referee state (plain JSON data) after event ``seq``; ``event_hash`` pins it to the chain.
 
     ``mac`` is the HMAC of the row under the store's secret key (``signing``): a blob is
-    unpickled only if it checks out, since a planted pickle could run code.
+    handed to the referee only if it checks out and is plain JSON; otherwise the table is
+    replayed from its events.
     """
 
     __tablename__ = "snapshots"
@@ -102,6 +106,16 @@ class Snapshot(Base):
     event_hash: Mapped[str] = mapped_column(String(64))
     blob: Mapped[bytes] = mapped_column(LargeBinary)
     mac: Mapped[str] = mapped_column(String(64))
+
+
+class Seal(Base):
+    """A signed list: ``tables`` (the manifest of table ids) or ``rows:<name>`` (a digest of
+    every row of a sign-off, official or tournament table, by primary key)."""
+
+    __tablename__ = "seals"
+    name: Mapped[str] = mapped_column(String(60), primary_key=True)
+    body: Mapped[str] = mapped_column(Text)
+    mac: Mapped[str | None] = mapped_column(String(64))
 
 
 class RejectedEvent(Base):

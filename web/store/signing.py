@@ -1,12 +1,13 @@
-"""Signed snapshots: a snapshot blob is unpickled only when its HMAC checks out.
+"""The store's secret key: where it comes from, and the MACs made with it.
 
-Snapshots are pickles of the referee state, and unpickling runs whatever code the blob
-names, so anyone able to write to the database could otherwise make the server run code
-by planting a snapshot. Every snapshot row therefore carries an HMAC-SHA256 over its
-table, its place in the hash chain and its bytes, made with a secret key that lives
-outside the database: ``SECRET_KEY`` in the app config (``GUANDAN_SECRET_KEY`` in the
-environment), else a key file generated once in the data directory (mode 0600).
-A row that fails the check is ignored and the table is replayed from its events.
+Everything the store keeps is bound to this key (the event chain, table heads, the
+table manifest, the seals of sign-offs, officials and tournaments, snapshots), so whoever
+can rewrite the database but cannot read the key cannot rewrite history unnoticed. That
+only holds if the key is *not* stored beside the data: it comes from the environment
+(``GUANDAN_SECRET_KEY``), from a key file named by path (``GUANDAN_KEY_FILE`` or the
+``--key-file`` option), or else from a per-user key file outside any data directory
+(``$XDG_CONFIG_HOME/guandan-referee/secret.key``, default ``~/.config/...``), created once
+with mode 0600. Several machines sharing one PostgreSQL store must share one key.
 """
 
 from __future__ import annotations
@@ -19,33 +20,42 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 log = logging.getLogger(__name__)
 
 KEY_ENV = "GUANDAN_SECRET_KEY"
-KEY_FILE = "secret.key"
-DOMAIN = b"guandan-snapshot-v1"
-"""Separates snapshot MACs from anything else the same key may sign (Flask sessions)."""
+KEY_FILE_ENV = "GUANDAN_KEY_FILE"
+USER_KEY = Path("guandan-referee") / "secret.key"
+
+
+class SecretKeyError(ValueError):
+    """No usable key (empty, unreadable, or where it protects nothing)."""
 
 
 def as_key(secret: str | bytes) -> bytes:
     """A configured secret as HMAC key bytes; an empty one is refused."""
     key = secret.encode() if isinstance(secret, str) else bytes(secret)
     if not key.strip():
-        raise ValueError("the secret key for snapshots is empty")
+        raise SecretKeyError("the store's secret key is empty")
     return key
 
 
-def data_dir_key(data_dir: str | Path) -> bytes:
-    """The key kept in ``data_dir/secret.key``, generated (mode 0600) on first use.
+def user_key_path() -> Path:
+    """Where the per-user key lives when none is configured."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / USER_KEY
 
-    The new key is written to a private temporary file and linked into place, so two
+
+def read_key_file(path: str | Path, create: bool = False) -> bytes:
+    """The key kept in ``path``; with ``create``, generated (mode 0600) when missing.
+
+    A new key is written to a private temporary file and linked into place, so two
     processes starting at once agree on one key and neither reads a half-written file.
     """
-    path = Path(data_dir) / KEY_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
     if not path.exists():
+        if not create:
+            raise SecretKeyError(f"key file {path} does not exist")
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # created 0600
         try:
             with os.fdopen(fd, "w", encoding="ascii") as f:
@@ -57,34 +67,63 @@ def data_dir_key(data_dir: str | Path) -> bytes:
             os.unlink(tmp)
     elif path.stat().st_mode & 0o077:
         log.warning("%s can be read by other users; it should be mode 0600", path)
-    return as_key(path.read_text(encoding="ascii").strip())
+    try:
+        return as_key(path.read_bytes().strip())
+    except OSError as exc:
+        raise SecretKeyError(f"key file {path}: {exc.strerror}") from None
 
 
-def key_for_url(url: str) -> bytes:
-    """The default key of a store: the key file beside a SQLite database file.
+def resolve_key(secret: str | bytes | None = None, key_file: str | Path | None = None,
+                refuse_inside: str | Path | None = None) -> bytes:
+    """The store key: ``secret``, else ``key_file``, else ``$GUANDAN_SECRET_KEY``, else
+    ``$GUANDAN_KEY_FILE``, else the per-user key file; a key file is created once (0600)
+    when missing.
 
-    Other databases have no directory of their own, so their key must be configured.
+    ``refuse_inside``: a data directory no key file may live in (a key beside the data
+    it signs protects nothing).
     """
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        raise ValueError(f"a {parsed.get_backend_name()} store needs a secret key for its snapshots: "
-                         f"set SECRET_KEY (or {KEY_ENV}) or keep one in the data directory")
-    if parsed.database in (None, "", ":memory:"):
-        return secrets.token_bytes(32)  # the snapshots die with the database
-    return data_dir_key(Path(parsed.database).parent)
+    if secret:
+        return as_key(secret)
+    if os.environ.get(KEY_ENV) and key_file is None:
+        return as_key(os.environ[KEY_ENV])
+    named = key_file or os.environ.get(KEY_FILE_ENV)
+    path = Path(named) if named else user_key_path()
+    if refuse_inside is not None:
+        inside = Path(refuse_inside).resolve()
+        where = path.resolve()
+        if where == inside or inside in where.parents:
+            raise SecretKeyError(f"key file {path} is inside the data directory {refuse_inside}: keep the key "
+                            f"elsewhere (--key-file, {KEY_FILE_ENV} or {KEY_ENV})")
+    return read_key_file(path, create=True)
+
+
+def mac(key: bytes, domain: bytes, *parts: bytes) -> str:
+    """HMAC-SHA256 (hex) of length-prefixed ``parts`` under ``key``, separated by ``domain``.
+
+    Each kind of thing the key signs has its own domain, so a MAC made for one can never
+    pass as another's; the length prefixes keep part boundaries unambiguous.
+    """
+    digest = hmac.new(key, domain, hashlib.sha256)
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def same(a: str | None, b: str) -> bool:
+    """Constant-time comparison of two hex MACs (a missing one never matches)."""
+    return bool(a) and hmac.compare_digest(a, b)
+
+
+SNAPSHOT = b"guandan-snapshot-v2"
 
 
 def snapshot_mac(key: bytes, table_id: str, seq: int, event_hash: str, blob: bytes) -> str:
-    """HMAC-SHA256 of a snapshot bound to its table and chain position (hex)."""
-    mac = hmac.new(key, DOMAIN, hashlib.sha256)
-    mac.update(f"\n{table_id}\n{seq}\n{event_hash}\n".encode())
-    mac.update(blob)
-    return mac.hexdigest()
+    """HMAC of a snapshot bound to its table and chain position (hex)."""
+    return mac(key, SNAPSHOT, table_id.encode(), str(seq).encode(), event_hash.encode(), blob)
 
 
-def snapshot_is_authentic(key: bytes, mac: str | None, table_id: str, seq: int, event_hash: str,
+def snapshot_is_authentic(key: bytes, tag: str | None, table_id: str, seq: int, event_hash: str,
                           blob: bytes) -> bool:
-    """True only if ``mac`` was made by ``key`` for exactly this snapshot."""
-    if not mac:
-        return False
-    return hmac.compare_digest(mac, snapshot_mac(key, table_id, seq, event_hash, blob))
+    """True only if ``tag`` was made by ``key`` for exactly this snapshot."""
+    return same(tag, snapshot_mac(key, table_id, seq, event_hash, blob))

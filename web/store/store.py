@@ -1,37 +1,51 @@
-"""The event store: append table events, derive and keep results, verify the chain.
+"""The event store: append table events, derive and keep results, verify everything.
 
 One ``Store`` per process (web worker, CLI run); it holds an engine and, per table, the
-referee state after the last event it saw. An append, or a batch of a table's events
-(``append_many``), runs in one write transaction: lock the table's head row, bring the
-cached referee up to the head (another process may have appended), feed the events one
-by one, and insert the accepted ones, their derived records and the new head together.
-``(table_id, seq)`` is the primary key and the head update is conditional, so two writers
-can never interleave or both take one sequence number; a rejected event gets an error
-that says why, and is kept in ``rejected_events``. Snapshots of the referee are signed
-(``signing``) and never unpickled unless their signature checks out.
+referee state after the last event it saw. Events come in through ``append`` (one),
+``append_many`` (a file: each table's events in one transaction, all or none) or
+``submit`` (concurrent callers, group-committed across tables). Every write transaction
+locks the head rows of the tables it touches (in table order, so two writers never
+deadlock), brings each cached referee up to its head (another process may have appended),
+feeds the events one by one and inserts the accepted ones, their derived records and the
+new heads together. ``(table_id, seq)`` is the primary key and the head update is
+conditional, so two writers can never interleave a table or both take one sequence
+number. A rejected event gets an error that says why and is kept in ``rejected_events``.
+
+Each event is validated once, by ``referee.events.parse_event``; the store adds only what
+is its own: the table id, the size of the stored text, the id (content-derived when the
+event has none, ``chain.content_id``), who may rule (``authority``). Everything stored is
+bound to the store's key (``chain``, ``seals``); snapshots are plain JSON, handed to the
+referee only when their MAC checks out.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
-from sqlalchemy import Engine, delete, func, insert, select, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import Engine, bindparam, delete, func, insert, inspect, select, tuple_, update
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from referee.events import EVENT_TYPES
+from referee import jsontext
+from referee.events import EventError, parse_event
 
-from . import authority
+from . import authority, seals, signoff
+from .chain import GENESIS, canonical, content_id, event_link, head_mac, normalize, records_digest
 from .db import WRITE, make_engine, upgrade
-from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
-from .hooks import TableRules
+from .derive import (
+    DERIVED_TYPES,
+    Derivation,
+    Deriver,
+    RefereeDerivation,
+    tournament_ruleset,
+)
+from .group import GroupCommitter
 from .models import (
     DerivedRecord,
     Official,
@@ -40,22 +54,34 @@ from .models import (
     TableEvent,
     TableHead,
 )
-from .signing import as_key, key_for_url, snapshot_is_authentic, snapshot_mac
+from .signing import resolve_key, snapshot_is_authentic, snapshot_mac
+from .verify import VerifyReport, verify
 
 log = logging.getLogger(__name__)
 
-GENESIS = "0" * 64
 MAX_ID = 120
+"""Longest table id or event id (characters)."""
+MAX_EVENT_BYTES = jsontext.DEFAULT_LIMITS.max_bytes
+"""Longest stored event text (canonical JSON, UTF-8): the limit of every door."""
+SNAPSHOT_LIMITS = jsontext.Limits(max_bytes=64 * 1024 * 1024, max_depth=64, max_number_chars=32)
+"""What a snapshot blob must fit to be handed to the referee (plain JSON data)."""
 APPEND_RETRIES = 5
-BATCH_SIZE = 500
-"""Events per write transaction in ``append_many`` (one commit, one fsync, per batch)."""
+BATCH_SIZE = 2000
+"""Events per write transaction in ``append_many`` (whole tables are never split)."""
+IN_CHUNK = 500
+"""Values per SQL ``IN`` list (SQLite caps the parameters of one statement)."""
+MAX_DEAL = 2 ** 31 - 1
 
 
-class StoreError(Exception):
-    """The store cannot do what was asked (inconsistent data, engine mismatch)."""
+class StoreError(ValueError):
+    """The store cannot do what was asked (not a store, inconsistent data, a lost race)."""
 
 
-class EventRejected(StoreError, ValueError):
+class NotAStore(StoreError):
+    """The path or URL holds no store, or something that is not one."""
+
+
+class EventRejected(StoreError):
     """An event was refused; ``reason`` says why. Nothing was appended."""
 
     def __init__(self, table_id: str | None, reason: str):
@@ -77,6 +103,16 @@ class Appended:
     """True when the event's ``id`` was already stored with the same content (a resend)."""
 
 
+@dataclass(frozen=True)
+class _Item:
+    """An event that passed the envelope: its table, canonical dict and text, and id."""
+
+    table_id: str
+    event: dict
+    body: str
+    event_id: str
+
+
 @dataclass
 class _State:
     seq: int
@@ -86,122 +122,114 @@ class _State:
 
 @dataclass
 class _Batch:
-    """What one write transaction has done to a table so far.
-
-    Rows are collected and inserted together (``Store._flush``): before anything reads
-    them back in the same transaction, and at the end.
-    """
+    """What one write transaction has done to one table so far."""
 
     table_id: str
     start_seq: int
     """The head when the transaction began (the head update is conditional on it)."""
     generation: int
+    ruleset: str | None
+    created_at: float | None
     state: _State | None
     """The referee after the batch's last accepted event; None while a new table has none."""
-    known: dict[str, tuple[int, str, str]]
-    """Event id -> (seq, hash, body) of the batch's ids already stored or taken in it."""
     next_idx: int | None = None
     """Index of the next derived record of ``generation`` (looked up once, when needed)."""
-    event_rows: list[dict] = field(default_factory=list)
-    record_rows: list[dict] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)
 
 
 @dataclass
-class VerifyReport:
-    tables: int = 0
-    events: int = 0
-    problems: list[str] = field(default_factory=list)
+class _Pending:
+    """Rows of one write transaction, inserted together (before any read-back, and at the end)."""
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def canonical(obj: object) -> str:
-    """The one JSON text of an object that is hashed and stored."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    events: list[dict] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+    snapshots: list[dict] = field(default_factory=list)
+    rejected: list[dict] = field(default_factory=list)
+    new_tables: list[str] = field(default_factory=list)
+    known: dict[tuple[str, str], tuple[int, str, str]] = field(default_factory=dict)
+    """(table, event id) -> (seq, link, body) of ids already stored or taken in this transaction."""
 
 
-def chain_hash(prev: str, table_id: str, seq: int, body: str) -> str:
-    """Hash of an event row: covers the previous hash, its place and its content."""
-    digest = hashlib.sha256(f"{prev}\n{table_id}\n{seq}\n".encode())
-    digest.update(body.encode())
-    return digest.hexdigest()
-
-
-def check_event(event: object, table_id: str | None = None) -> tuple[str, dict]:
-    """Validate what the store itself relies on; return ``(table_id, event)``.
-
-    The referee engine checks the game; this checks the envelope: a JSON object with a
-    known ``type``, a finite time ``t``, a table id, an optional ``id``, and for referee
-    actions the ``by`` who made them.
-    """
+def prepare(event: object, table_id: str | None = None) -> _Item:
+    """Check an event once (``parse_event``) plus what the store adds; raise ``EventRejected``."""
     if not isinstance(event, dict):
         raise EventRejected(table_id, f"an event must be a JSON object, not {type(event).__name__}")
     tid = event.get("table", table_id)
     if table_id is not None and tid != table_id:
         raise EventRejected(table_id, f"event names table {tid!r}, not {table_id!r}")
     if not isinstance(tid, str) or not tid.strip() or len(tid) > MAX_ID:
-        raise EventRejected(None, f"missing or bad 'table': {tid!r}")
-    kind = event.get("type")
-    if kind not in EVENT_TYPES:
-        raise EventRejected(tid, f"unknown event type {kind!r}")
-    t = event.get("t")
-    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
-        raise EventRejected(tid, f"{kind}: 't' must be a finite number of seconds, not {t!r}")
-    eid = event.get("id")
-    if eid is not None and (isinstance(eid, bool) or not isinstance(eid, str | int) or len(str(eid)) > MAX_ID):
-        raise EventRejected(tid, f"{kind}: bad 'id' {eid!r}")
-    if kind in ("correction", "penalty"):
-        by = event.get("by")
-        if not isinstance(by, str) or not by.strip():
-            raise EventRejected(tid, f"{kind}: 'by' must name the official who made it")
-    if kind == "correction" and ("of" not in event or not isinstance(event.get("event"), dict)):
-        raise EventRejected(tid, "correction: needs 'of' (the corrected event's id) and 'event' (the replacement)")
-    return tid, event
-
-
-def _envelope(event: object, table_id: str | None = None) -> tuple[str, dict, str]:
-    """``check_event`` plus the canonical text that is hashed and stored."""
-    tid, event = check_event(event, table_id)
+        raise EventRejected(None, f"missing or bad 'table': {_short(tid)}")
     try:
-        return tid, event, canonical(event)
-    except (TypeError, ValueError) as exc:
-        raise EventRejected(tid, f"{event['type']}: not representable as JSON ({exc})") from None
+        _bounded(canonical(event))  # the limits every door applies, before anything else reads it
+        parse_event(event)
+        stored = normalize({**event, "table": tid})
+        eid = stored.get("id")
+        if eid is None:
+            eid = stored["id"] = content_id(stored)
+        elif isinstance(eid, bool):
+            raise EventError(f"{event['type']}.id: expected a string, got {eid!r}")
+        elif isinstance(eid, int):
+            eid = str(eid)
+        if len(eid) > MAX_ID:
+            raise EventError(f"'id' longer than {MAX_ID} characters")
+        body = _bounded(canonical(stored))
+    except (EventError, jsontext.JSONTextError) as exc:
+        raise EventRejected(tid, str(exc)) from None
+    except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
+        raise EventRejected(tid, f"not representable as JSON: {str(exc)[:120]}") from None
+    return _Item(tid, stored, body, eid)
+
+
+def _bounded(text: str) -> str:
+    """``text`` if it is within the limits of ``referee.jsontext`` (size, depth, number length)."""
+    jsontext.loads(text)
+    return text
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _rejection(tid: str | None, event: object, reason: str, at: float) -> dict:
     """A ``rejected_events`` row."""
     try:
         text = canonical(event)
-    except (TypeError, ValueError):
-        text = repr(event)
-    return dict(table_id=tid if isinstance(tid, str) else None, body=text[:100_000], reason=reason,
-                received_at=at)
+    except (TypeError, ValueError, RecursionError):
+        text = _short(event, 1000)
+    return dict(table_id=tid if isinstance(tid, str) and len(tid) <= MAX_ID else None,
+                body=text[:100_000], reason=reason[:10_000], received_at=at)
+
+
+def _plain(blob: object) -> bool:
+    """True if a snapshot blob is plain JSON data within ``SNAPSHOT_LIMITS`` (never a pickle)."""
+    if not isinstance(blob, bytes | bytearray):
+        return False
+    try:
+        return isinstance(jsontext.loads(bytes(blob), SNAPSHOT_LIMITS), dict | list)
+    except jsontext.JSONTextError:
+        return False
 
 
 class Store:
     """Event store over one database URL (``sqlite:///...`` or ``postgresql+psycopg://...``).
 
-    ``derivation`` makes referees (default: the real engine); ``snapshot_every`` events a
-    snapshot of the referee state is kept so that opening a long table replays only the
-    tail; ``secret_key`` signs those snapshots (default: the key file beside a SQLite
-    database; other databases need one given); ``windows`` are the S4 correction windows;
-    ``clock`` gives wall time for bookkeeping columns only (rules use the events' own ``t``);
-    ``table_rules`` lets tournaments (``web.tournament.tables``) choose a table's ruleset
-    and refuse events their draw does not allow.
+    ``derivation`` makes referees (default: the real engine); every ``snapshot_every``
+    events a snapshot of the referee state is kept so that opening a long table replays
+    only the tail; ``secret_key`` signs everything (default: ``signing.resolve_key``);
+    ``create``: make the store when the URL holds none (else ``NotAStore``); ``windows``
+    are the S4 correction windows; ``clock`` gives wall time for bookkeeping columns only
+    (rules use the events' own ``t``); ``group_wait``: the longest a submitted event waits
+    for others to share its commit.
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
                  snapshot_every: int = 200, default_ruleset: str = "competition",
-                 secret_key: str | bytes | None = None,
+                 secret_key: str | bytes | None = None, create: bool = True,
                  windows: authority.Windows = authority.Windows(),
                  clock: Callable[[], float] = time.time, migrate: bool = True,
-                 table_rules: TableRules | None = None):
+                 group_wait: float = 0.02):
         self.url = url
-        self._key = key_for_url(url) if secret_key is None else as_key(secret_key)
-        self.engine: Engine = make_engine(url)
+        self._key = resolve_key(secret_key)
         self.derivation = derivation or RefereeDerivation()
         self.snapshot_every = snapshot_every
         self.default_ruleset = default_ruleset
@@ -211,10 +239,43 @@ class Store:
         self._states: dict[str, _State] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        if migrate:
-            upgrade(self.engine)
+        self.engine: Engine = self._open(url, create, migrate)
+        seals.install(self.engine, self._key)
+        self._group = GroupCommitter(self._commit_requests, max_wait=group_wait)
+
+    def _open(self, url: str, create: bool, migrate: bool) -> Engine:
+        """The engine of an existing store, or of a new one when ``create``; the schema upgraded."""
+        parsed = make_url(url)
+        where = parsed.database if parsed.get_backend_name() == "sqlite" else parsed.render_as_string()
+        if parsed.get_backend_name() == "sqlite" and not create and parsed.database not in (None, "", ":memory:"):
+            from pathlib import Path
+
+            if not Path(parsed.database).is_file():
+                raise NotAStore(f"no store at {where}")
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                names = set(inspect(conn).get_table_names())
+            if not create and "table_heads" not in names:
+                raise NotAStore(f"no store at {where}")
+            if migrate:
+                upgrade(engine)
+                if "seals" not in names:  # just created (0003 refuses old stores with data)
+                    with engine.connect().execution_options(**WRITE) as conn, conn.begin():
+                        seals.seal_new_store(conn, self._key)
+        except DBAPIError as exc:
+            engine.dispose()
+            raise NotAStore(f"{where} is not a store: {str(exc.orig).splitlines()[0]}") from None
+        except NotAStore:
+            engine.dispose()
+            raise
+        except ValueError as exc:
+            engine.dispose()
+            raise NotAStore(f"{where}: {exc}") from None
+        return engine
 
     def close(self) -> None:
+        self._group.close()
         self._states.clear()
         self.engine.dispose()
 
@@ -234,162 +295,235 @@ class Store:
         ``SequenceConflict`` is raised instead of appending. Without it, a lost race is
         retried against the new head (the event is re-validated there).
         """
-        try:
-            tid, event, body = _envelope(event, table_id)
-        except EventRejected as exc:
-            self._reject_aside([(exc.table_id, event, exc.reason)])
-            raise
-        (done,) = self._append_batch(tid, [(event, body)], expected_seq)
+        item = self._prepare_or_keep(event, table_id)
+        done = self._commit({item.table_id: [item]}, expected_seq)[item.table_id][0]
         if isinstance(done, EventRejected):
             raise done
         return done
 
+    def _prepare_or_keep(self, event: object, table_id: str | None) -> _Item:
+        try:
+            return prepare(event, table_id)
+        except EventRejected as exc:
+            self._reject_aside([(exc.table_id, event, exc.reason)])
+            raise
+
     def append_many(self, events: Iterable[object], *,
                     batch_size: int = BATCH_SIZE) -> list[Appended | StoreError]:
-        """Append events in order, one write transaction per batch (what ``import`` uses).
+        """Append events, each table's in order and in one write transaction (what ``import`` uses).
 
         Every event is validated exactly as by ``append``. The result has one entry per
         event, in order: its ``Appended``, or the error saying why it was not stored:
-        ``EventRejected`` (refused; kept in ``rejected_events`` too) or, for every event
-        of a batch that kept losing races to other writers, ``SequenceConflict``. Neither
-        stops the rest. A batch is a run of at most ``batch_size`` consecutive events of
-        one table. When this returns, every ``Appended`` is committed; a writer killed
-        part-way leaves each batch wholly stored or not at all, never in part.
+        ``EventRejected`` (refused; kept in ``rejected_events`` too) or, for every event of
+        a transaction that kept losing races to other writers, ``SequenceConflict``.
+        Neither stops the rest. Small tables share a transaction up to ``batch_size``
+        events; a table is never split, so a writer killed part-way leaves each table with
+        all of its events from this call or none.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         events = list(events)
         outcomes: list = [None] * len(events)
-        batches: list[tuple[str, list[int], list[tuple[dict, str]]]] = []
-        aside: list[tuple[str | None, object, str]] = []
+        tables: dict[str, list[int]] = {}
+        items: list[_Item | None] = []
+        aside = []
         for i, raw in enumerate(events):
             try:
-                tid, event, body = _envelope(raw)
+                item = prepare(raw)
             except EventRejected as exc:
                 outcomes[i] = exc
                 aside.append((exc.table_id, raw, exc.reason))
-                continue
-            if not batches or batches[-1][0] != tid or len(batches[-1][1]) == batch_size:
-                batches.append((tid, [], []))
-            batches[-1][1].append(i)
-            batches[-1][2].append((event, body))
-        for tid, where, items in batches:
-            try:
-                done = self._append_batch(tid, items)
-            except SequenceConflict as exc:
-                done = [exc] * len(items)
-            for i, outcome in zip(where, done):
-                outcomes[i] = outcome
+                item = None
+            else:
+                tables.setdefault(item.table_id, []).append(i)
+            items.append(item)
+        group: dict[str, list[int]] = {}
+        for tid, where in [*tables.items(), (None, [])]:
+            if group and (tid is None or sum(map(len, group.values())) + len(where) > batch_size):
+                self._commit_into(group, items, outcomes)
+                group = {}
+            if tid is not None:
+                group[tid] = where
         if aside:
             self._reject_aside(aside)
         return outcomes
 
-    def _append_batch(self, tid: str, items: list[tuple[dict, str]],
-                      expected_seq: int | None = None) -> list[Appended | EventRejected]:
-        """``_append_once``, retried against the new head when another writer won a race."""
-        with self._lock(tid):
+    def _commit_into(self, group: dict[str, list[int]], items: list, outcomes: list) -> None:
+        try:
+            done = self._commit({tid: [items[i] for i in where] for tid, where in group.items()})
+        except SequenceConflict as exc:
+            done = {tid: [exc] * len(where) for tid, where in group.items()}
+        for tid, where in group.items():
+            for i, outcome in zip(where, done[tid]):
+                outcomes[i] = outcome
+
+    def submit(self, events: Iterable[object], *, table_id: str | None = None) -> list[Appended | StoreError]:
+        """Append from any thread: the events share a group commit with other callers'.
+
+        For concurrent requests (the HTTP API): each call waits until its events are
+        committed, together with whatever other threads submitted within the group wait
+        (at most ``group_wait`` seconds), in one transaction across tables. The result has
+        one entry per event, as in ``append_many``; a resend of a stored id is a duplicate.
+        """
+        events = list(events)
+        outcomes: list = [None] * len(events)
+        items, where, aside = [], [], []
+        for i, raw in enumerate(events):
+            try:
+                items.append(prepare(raw, table_id))
+                where.append(i)
+            except EventRejected as exc:
+                outcomes[i] = exc
+                aside.append((exc.table_id, raw, exc.reason))
+        if aside:
+            self._reject_aside(aside)
+        if items:
+            for i, outcome in zip(where, self._group.submit(items)):
+                outcomes[i] = outcome
+        return outcomes
+
+    def _commit_requests(self, requests: list[list[_Item]]) -> list[list]:
+        """One group commit: every request's items, each table's in arrival order."""
+        groups: dict[str, list[_Item]] = {}
+        for items in requests:
+            for item in items:
+                groups.setdefault(item.table_id, []).append(item)
+        done = self._commit(groups)
+        taken = {tid: iter(outcomes) for tid, outcomes in done.items()}
+        return [[next(taken[item.table_id]) for item in items] for items in requests]
+
+    def _commit(self, groups: dict[str, list[_Item]],
+                expected_seq: int | None = None) -> dict[str, list[Appended | EventRejected]]:
+        """``_commit_once``, retried against the new heads when another writer won a race."""
+        with ExitStack() as locks:
+            for tid in sorted(groups):
+                locks.enter_context(self._lock(tid))
             for attempt in range(APPEND_RETRIES):
                 try:
-                    return self._append_once(tid, items, expected_seq)
+                    return self._commit_once(groups, expected_seq)
                 except (IntegrityError, _StaleHead, OperationalError) as exc:
                     if isinstance(exc, OperationalError) and not _is_busy(exc):
                         raise
                     if expected_seq is not None or attempt == APPEND_RETRIES - 1:
+                        names = ", ".join(sorted(groups)[:5])
                         raise SequenceConflict(
-                            f"table {tid}: another writer appended at the same time; reload and retry"
+                            f"table {names}: another writer appended at the same time; reload and retry"
                         ) from exc
         raise AssertionError("unreachable")
 
-    def _append_once(self, tid: str, items: list[tuple[dict, str]],
-                     expected_seq: int | None) -> list[Appended | EventRejected]:
-        """One write transaction: lock the head, take or refuse each event, move the head."""
-        outcomes: list[Appended | EventRejected] = []
+    def _commit_once(self, groups: dict[str, list[_Item]],
+                     expected_seq: int | None) -> dict[str, list[Appended | EventRejected]]:
+        """One write transaction: lock the heads, take or refuse each event, move the heads."""
+        tids = sorted(groups)
+        outcomes: dict[str, list] = {tid: [] for tid in tids}
+        batches: dict[str, _Batch] = {}
+        pending = _Pending()
         try:
             with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-                head = conn.execute(
-                    select(TableHead).where(TableHead.table_id == tid).with_for_update()).first()
-                start = 0 if head is None else head.head_seq
-                if expected_seq is not None and start != expected_seq:
-                    raise SequenceConflict(
-                        f"table {tid}: expected head seq {expected_seq}, store has {start}; reload and retry")
-                batch = _Batch(tid, start, 0 if head is None else head.generation,
-                               None if head is None else self._state(conn, tid, head),
-                               self._known_ids(conn, tid, items) if head is not None else {})
-                for event, body in items:
-                    try:
-                        outcomes.append(self._append_event(conn, batch, event, body))
-                    except EventRejected as exc:
-                        outcomes.append(exc)
-                        batch.rejected.append(_rejection(tid, event, exc.reason, self.clock()))
-                self._finish(conn, batch)
+                heads = self._lock_heads(conn, tids)
+                if expected_seq is not None:
+                    (tid,) = tids
+                    start = heads[tid].head_seq if tid in heads else 0
+                    if start != expected_seq:
+                        raise SequenceConflict(
+                            f"table {tid}: expected head seq {expected_seq}, store has {start}; reload and retry")
+                pending.known = self._known_ids(conn, [(i.table_id, i.event_id) for tid in tids
+                                                       if tid in heads for i in groups[tid]])
+                for tid in tids:
+                    head = heads.get(tid)
+                    batch = batches[tid] = (
+                        _Batch(tid, 0, 0, None, None, None) if head is None else
+                        _Batch(tid, head.head_seq, head.generation, head.ruleset, head.created_at,
+                               self._state(conn, tid, head)))
+                    for item in groups[tid]:
+                        try:
+                            outcomes[tid].append(self._append_event(conn, batch, item, pending))
+                        except EventRejected as exc:
+                            outcomes[tid].append(exc)
+                            pending.rejected.append(_rejection(tid, item.event, exc.reason, self.clock()))
+                self._finish(conn, pending, batches)
         except BaseException:
-            self._states.pop(tid, None)  # the referee may have seen events that were not stored
+            for tid in tids:  # the referees may have seen events that were not stored
+                self._states.pop(tid, None)
             raise
-        if batch.state is not None:
-            self._states[tid] = batch.state
+        for tid, batch in batches.items():
+            if batch.state is not None:
+                self._states[tid] = batch.state
         return outcomes
 
-    def _append_event(self, conn: Connection, batch: _Batch, event: dict, body: str) -> Appended:
-        """Validate one event against the table as the batch left it, and store it."""
-        tid = batch.table_id
-        eid = None if event.get("id") is None else str(event["id"])
-        if eid in batch.known:
-            seq, digest, stored = batch.known[eid]
-            if stored != body:
-                raise EventRejected(tid, f"id {eid!r} is already used by seq {seq} with other content")
+    @staticmethod
+    def _lock_heads(conn: Connection, tids: list[str]) -> dict[str, TableHead]:
+        """The head rows of ``tids``, locked in table order (PostgreSQL: no deadlock between writers)."""
+        heads = {}
+        for i in range(0, len(tids), IN_CHUNK):
+            rows = conn.execute(select(TableHead).where(TableHead.table_id.in_(tids[i:i + IN_CHUNK]))
+                                .order_by(TableHead.table_id).with_for_update())
+            heads.update({r.table_id: r for r in rows})
+        return heads
+
+    @staticmethod
+    def _known_ids(conn: Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str, str]]:
+        """Which (table, event id) pairs are already stored (one query per chunk, not one each)."""
+        keys = sorted(set(keys))
+        known = {}
+        for i in range(0, len(keys), IN_CHUNK):
+            rows = conn.execute(
+                select(TableEvent.table_id, TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
+                .where(tuple_(TableEvent.table_id, TableEvent.event_id).in_(keys[i:i + IN_CHUNK])))
+            known.update({(r.table_id, r.event_id): (r.seq, r.hash, r.body) for r in rows})
+        return known
+
+    def _append_event(self, conn: Connection, batch: _Batch, item: _Item, pending: _Pending) -> Appended:
+        """Validate one event against the table as the batch left it, and keep its rows."""
+        tid, event = batch.table_id, item.event
+        known = pending.known.get((tid, item.event_id))
+        if known is not None:
+            seq, digest, stored = known
+            if stored != item.body:
+                raise EventRejected(tid, f"id {item.event_id!r} is already used by seq {seq} with other content")
             return Appended(seq, digest, [], duplicate=True)
         if event["type"] == "correction":
-            self._flush(conn, batch)  # its check reads this table's events
+            self._flush(conn, pending)  # its check reads this table's events
         self._check_authority(conn, tid, event)
         self._check_tournament(conn, tid, event)
         if batch.state is None:  # a new table: the ruleset comes with its first accepted event
-            ruleset = self._ruleset_for(conn, tid, event)
-            deriver = self.derivation.new(ruleset)
+            batch.ruleset = self._ruleset_for(conn, tid, event)
+            deriver = self.derivation.new(batch.ruleset)
         else:
             deriver = batch.state.deriver
-        records = deriver.feed(event)
-        errors = [r for r in records if r.get("type") == "error"]
-        if errors:
-            raise EventRejected(tid, "; ".join(str(e.get("message", e)) for e in errors))
+        records = _feed(deriver, tid, event)
         if batch.state is None:
+            batch.created_at = self.clock()
             conn.execute(insert(TableHead).values(
-                table_id=tid, ruleset=ruleset, head_seq=0, head_hash=GENESIS, generation=0,
-                created_at=self.clock()))
+                table_id=tid, ruleset=batch.ruleset, head_seq=0, head_hash=GENESIS, generation=0,
+                created_at=batch.created_at,
+                mac=head_mac(self._key, tid, batch.ruleset, 0, GENESIS, 0, batch.created_at)))
+            pending.new_tables.append(tid)
             batch.state = _State(0, GENESIS, deriver)
         state = batch.state
         seq = state.seq + 1
-        digest = chain_hash(state.hash, tid, seq, body)
-        batch.event_rows.append(dict(
-            table_id=tid, seq=seq, event_id=eid, type=event["type"], t=float(event["t"]),
-            body=body, prev_hash=state.hash, hash=digest, recorded_at=self.clock(),
-        ))
-        if eid is not None:
-            batch.known[eid] = (seq, digest, body)
-        self._store_records(conn, batch, seq, records)
-        if self.snapshot_every and seq % self.snapshot_every == 0:
-            blob = deriver.snapshot()
-            conn.execute(insert(Snapshot).values(
-                table_id=tid, seq=seq, event_hash=digest, blob=blob,
-                mac=snapshot_mac(self._key, tid, seq, digest, blob)))
-        state.seq, state.hash = seq, digest
-        return Appended(seq, digest, [r for r in records if r.get("type") != "rederived"])
+        rows = self._record_rows(conn, batch, seq, records)
+        blob = deriver.snapshot() if self.snapshot_every and seq % self.snapshot_every == 0 else None
+        if blob is not None and not _plain(blob):
+            blob = None  # only plain data is kept: a snapshot must never be code
+        recorded_at, t = self.clock(), float(event["t"])
+        link = event_link(self._key, state.hash, tid, seq, item.event_id, event["type"], t, item.body,
+                          recorded_at, records_digest([(r["generation"], r["idx"], r["type"], r["deal"], r["body"])
+                                                       for r in rows]), blob is not None)
+        pending.events.append(dict(
+            table_id=tid, seq=seq, event_id=item.event_id, type=event["type"], t=t,
+            body=item.body, prev_hash=state.hash, hash=link, recorded_at=recorded_at))
+        pending.records.extend(rows)
+        if blob is not None:
+            pending.snapshots.append(dict(table_id=tid, seq=seq, event_hash=link, blob=bytes(blob),
+                                          mac=snapshot_mac(self._key, tid, seq, link, bytes(blob))))
+        pending.known[(tid, item.event_id)] = (seq, link, item.body)
+        state.seq, state.hash = seq, link
+        return Appended(seq, link, [r for r in records if r.get("type") != "rederived"])
 
     @staticmethod
-    def _known_ids(conn: Connection, tid: str, items: list[tuple[dict, str]]) -> dict[str, tuple[int, str, str]]:
-        """Which of the batch's event ids the table already holds (one query, not one each)."""
-        ids = sorted({str(e["id"]) for e, _ in items if e.get("id") is not None})
-        known = {}
-        for i in range(0, len(ids), BATCH_SIZE):  # bounded IN lists (SQLite caps parameters)
-            rows = conn.execute(
-                select(TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
-                .where(TableEvent.table_id == tid, TableEvent.event_id.in_(ids[i:i + BATCH_SIZE]))
-            )
-            known.update({r.event_id: (r.seq, r.hash, r.body) for r in rows})
-        return known
-
-    @staticmethod
-    def _store_records(conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> None:
-        """Keep derived records for insertion; a ``rederived`` record starts a new generation."""
+    def _record_rows(conn: Connection, batch: _Batch, seq: int, records: list[dict]) -> list[dict]:
+        """Derived-record rows of one event; a ``rederived`` record starts a new generation."""
         tid = batch.table_id
         if any(r.get("type") == "rederived" for r in records):
             batch.generation += 1
@@ -400,38 +534,47 @@ class Store:
                 select(func.count()).select_from(DerivedRecord)
                 .where(DerivedRecord.table_id == tid, DerivedRecord.generation == batch.generation)
             ).scalar_one()
+        rows = []
         for r in records:
             if r.get("type") in DERIVED_TYPES:
-                batch.record_rows.append(dict(
+                deal = r.get("deal")
+                rows.append(dict(
                     table_id=tid, generation=batch.generation, idx=batch.next_idx, source_seq=seq,
-                    type=r["type"], deal=r.get("deal") if isinstance(r.get("deal"), int) else None,
+                    type=r["type"], deal=deal if isinstance(deal, int) and 0 <= deal <= MAX_DEAL else None,
                     body=canonical(r)))
                 batch.next_idx += 1
+        return rows
 
     @staticmethod
-    def _flush(conn: Connection, batch: _Batch) -> None:
-        """Insert the batch's pending event and derived-record rows."""
-        if batch.event_rows:
-            conn.execute(insert(TableEvent), batch.event_rows)
-            batch.event_rows = []
-        if batch.record_rows:
-            conn.execute(insert(DerivedRecord), batch.record_rows)
-            batch.record_rows = []
+    def _flush(conn: Connection, pending: _Pending) -> None:
+        """Insert the pending event, derived-record and snapshot rows."""
+        for model, rows in ((TableEvent, pending.events), (DerivedRecord, pending.records),
+                            (Snapshot, pending.snapshots)):
+            if rows:
+                conn.execute(insert(model), rows)
+                rows.clear()
 
-    def _finish(self, conn: Connection, batch: _Batch) -> None:
-        """Store what is pending and move the head over it (only if no one else moved it)."""
-        self._flush(conn, batch)
-        state = batch.state
-        if state is not None and state.seq != batch.start_seq:
+    def _finish(self, conn: Connection, pending: _Pending, batches: dict[str, _Batch]) -> None:
+        """Store what is pending and move the heads over it (only if no one else moved them)."""
+        self._flush(conn, pending)
+        moves = [dict(b_tid=b.table_id, b_start=b.start_seq, head_seq=b.state.seq, head_hash=b.state.hash,
+                      generation=b.generation,
+                      mac=head_mac(self._key, b.table_id, b.ruleset, b.state.seq, b.state.hash, b.generation,
+                                   b.created_at))
+                 for b in batches.values() if b.state is not None and b.state.seq != b.start_seq]
+        if moves:
             moved = conn.execute(
                 update(TableHead)
-                .where(TableHead.table_id == batch.table_id, TableHead.head_seq == batch.start_seq)
-                .values(head_seq=state.seq, head_hash=state.hash, generation=batch.generation)
-            ).rowcount
-            if moved != 1:
-                raise _StaleHead(batch.table_id)
-        if batch.rejected:
-            conn.execute(insert(RejectedEvent), batch.rejected)
+                .where(TableHead.table_id == bindparam("b_tid"), TableHead.head_seq == bindparam("b_start"))
+                .values(head_seq=bindparam("head_seq"), head_hash=bindparam("head_hash"),
+                        generation=bindparam("generation"), mac=bindparam("mac")),
+                moves).rowcount
+            if moved != len(moves):
+                raise _StaleHead(", ".join(m["b_tid"] for m in moves))
+        if pending.new_tables:
+            seals.add_tables(conn, self._key, pending.new_tables)
+        if pending.rejected:
+            conn.execute(insert(RejectedEvent), pending.rejected)
 
     def _ruleset_for(self, conn: Connection, tid: str, event: dict) -> str:
         """The ruleset ``table_rules`` gives the table (a tournament's); else the one its
@@ -462,15 +605,18 @@ class Store:
             .where(TableEvent.table_id == tid, TableEvent.seq > state.seq).order_by(TableEvent.seq)
         ).all()
         for row in tail:
-            errors = [r for r in state.deriver.feed(json.loads(row.body)) if r.get("type") == "error"]
-            if errors:
+            try:
+                _feed(state.deriver, tid, json.loads(row.body))
+            except EventRejected as exc:
                 self._states.pop(tid, None)
-                raise StoreError(f"table {tid}: replay rejects accepted seq {row.seq}: {errors[0]}")
+                raise StoreError(f"table {tid}: replay rejects accepted seq {row.seq}: {exc.reason}") from None
             state.seq, state.hash = row.seq, row.hash
         self._states[tid] = state
         return state
 
     def _restore(self, conn: Connection, tid: str, head: TableHead) -> _State:
+        """The referee from the table's latest snapshot, if it is signed, pinned to the stored
+        chain and plain data; else a fresh one (the events are then replayed)."""
         snap = conn.execute(
             select(Snapshot).where(Snapshot.table_id == tid, Snapshot.seq <= head.head_seq)
             .order_by(Snapshot.seq.desc()).limit(1)
@@ -481,7 +627,12 @@ class Store:
             if not snapshot_is_authentic(self._key, snap.mac, tid, snap.seq, snap.event_hash, snap.blob):
                 log.warning("table %s: snapshot at seq %d fails its signature check (forged, or made "
                             "with another secret key); not loading it, replaying the events", tid, snap.seq)
-            elif at == snap.event_hash:
+            elif at != snap.event_hash:
+                log.warning("table %s: snapshot at seq %d is pinned to another chain; replaying", tid, snap.seq)
+            elif not _plain(snap.blob):
+                log.warning("table %s: snapshot at seq %d is not plain JSON data; not loading it, "
+                            "replaying the events", tid, snap.seq)
+            else:
                 try:
                     return _State(snap.seq, snap.event_hash, self.derivation.restore(snap.blob))
                 except Exception as exc:  # an older engine's blob: the log is the truth
@@ -492,7 +643,9 @@ class Store:
         kind = event["type"]
         if kind not in ("correction", "penalty"):
             return
-        by = event["by"]
+        by = event.get("by")
+        if not isinstance(by, str) or not by.strip():
+            raise EventRejected(tid, f"{kind}: 'by' must name the official who made it")
         role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
         try:
             if kind == "penalty":
@@ -598,56 +751,25 @@ class Store:
     # ------------------------------------------------------------------ verification
 
     def verify(self, rederive: bool = False) -> VerifyReport:
-        """Check every table's hash chain and head; name the first broken link of each.
+        """Check everything the store keeps against its key (``verify.verify``).
 
         ``rederive``: also replay each table through a fresh referee and compare the
         derived records with the stored ones.
         """
-        report = VerifyReport()
-        with self.engine.connect() as conn:
-            heads = conn.execute(select(TableHead).order_by(TableHead.table_id)).all()
-            for head in heads:
-                report.tables += 1
-                problem = self._verify_table(conn, head, report, rederive)
-                if problem:
-                    report.problems.append(f"table {head.table_id}: {problem}")
-        return report
+        return verify(self.engine, self._key, self.derivation, rederive)
 
-    def _verify_table(self, conn: Connection, head: TableHead, report: VerifyReport,
-                      rederive: bool) -> str | None:
-        prev, seq = GENESIS, 0
-        deriver = self.derivation.new(head.ruleset) if rederive else None
-        rows = conn.execute(
-            select(TableEvent).where(TableEvent.table_id == head.table_id).order_by(TableEvent.seq)
-        )
-        for row in rows:
-            report.events += 1
-            seq += 1
-            if row.seq != seq:
-                return f"seq {seq} is missing (next stored is {row.seq})"
-            if row.prev_hash != prev:
-                return f"seq {seq}: link to the previous event is broken (prev_hash differs)"
-            if chain_hash(prev, head.table_id, seq, row.body) != row.hash:
-                return f"seq {seq}: content does not match its hash (edited after it was stored)"
-            prev = row.hash
-            if deriver is not None:
-                deriver.feed(json.loads(row.body))
-        if seq != head.head_seq or prev != head.head_hash:
-            return f"head says seq {head.head_seq} but the chain ends at seq {seq} (events removed?)"
-        for snap in conn.execute(select(Snapshot).where(Snapshot.table_id == head.table_id).order_by(Snapshot.seq)):
-            if not snapshot_is_authentic(self._key, snap.mac, head.table_id, snap.seq, snap.event_hash, snap.blob):
-                return f"snapshot after seq {snap.seq} is not signed by this store's key (forged or another key)"
-        if deriver is not None:
-            stored = [json.loads(b) for b in conn.execute(
-                select(DerivedRecord.body).where(
-                    DerivedRecord.table_id == head.table_id, DerivedRecord.generation == head.generation)
-                .order_by(DerivedRecord.idx)).scalars()]
-            fresh = [r for r in deriver.records() if r.get("type") in DERIVED_TYPES]
-            if [canonical(r) for r in fresh] != [canonical(r) for r in stored]:
-                first = next((i for i, (a, b) in enumerate(zip(fresh, stored)) if a != b),
-                             min(len(fresh), len(stored)))
-                return f"derived record {first} differs from a fresh replay of the events"
-        return None
+
+def _feed(deriver: Deriver, tid: str, event: dict) -> list[dict]:
+    """The records ``deriver`` derives from ``event``; its refusal (an ``error`` record or a
+    ``ValueError``) becomes ``EventRejected``."""
+    try:
+        records = deriver.feed(event)
+    except ValueError as exc:
+        raise EventRejected(tid, str(exc)) from None
+    errors = [r for r in records if r.get("type") == "error"]
+    if errors:
+        raise EventRejected(tid, "; ".join(str(e.get("message", e)) for e in errors))
+    return records
 
 
 class _StaleHead(Exception):

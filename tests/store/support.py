@@ -1,9 +1,8 @@
-"""Helpers for tests of the store and of anything built on it (dashboard, tournaments).
+"""Test support for the store and for anything built on it (dashboard, tournaments).
 
 ``temporary_url`` gives a fresh, empty database per test: a SQLite file under a temporary
 directory, or a PostgreSQL schema of its own that is dropped afterwards; ``TEST_SECRET``
-signs the snapshots of test stores (a PostgreSQL store has no data directory to keep a
-generated key in).
+is the key of test stores (so that no test reads or makes a per-user key file).
 ``TallyDerivation`` is a small referee that keeps the engine's contract (feed, records,
 snapshot, restore; ``error`` rejects; a correction re-derives) with trivially predictable
 results, so that the store's mechanics are tested fast and independently of the rules.
@@ -23,7 +22,7 @@ from sqlalchemy.engine import make_url
 
 from referee.seats import SEATS, side_of
 
-from .db import data_url
+from web.store.db import data_url
 
 PG_URL_ENV = "GUANDAN_TEST_PG_URL"
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -35,6 +34,7 @@ TEST_SECRET = "guandan-test-snapshot-key"
 def temporary_url(kind: str, tmp_path: Path) -> Iterator[str]:
     """A URL of an empty database of ``kind``, removed afterwards (PostgreSQL schema)."""
     if kind == "sqlite":
+        (tmp_path / "guandan-data").mkdir(parents=True, exist_ok=True)
         yield data_url(tmp_path / "guandan-data")
         return
     if kind != "postgresql":
@@ -66,7 +66,7 @@ class TallyReferee:
     """Stand-in referee: a session's result is the count of plays of each side.
 
     Rejects (``error``) anything before ``session_start`` except ``tick``, a ``play`` or
-    ``pass`` whose seat is not N/E/S/W, and a correction of an unknown id; flags every
+    ``pass`` after ``session_end``, and a correction of an unknown id; flags every
     penalty; emits ``session_result`` at ``session_end`` (S1 score from the tallies).
     """
 
@@ -81,8 +81,8 @@ class TallyReferee:
         started = any(e["type"] == "session_start" for e in self._events)
         if not started and kind not in ("session_start", "tick"):
             return [{"type": "error", "message": f"{kind} before session_start"}]
-        if kind in ("play", "pass") and event.get("seat") not in SEATS:
-            return [{"type": "error", "message": f"{kind}: bad seat {event.get('seat')!r}"}]
+        if kind in ("play", "pass") and any(e["type"] == "session_end" for e in self._events):
+            return [{"type": "error", "message": f"{kind} after session_end"}]
         if kind == "correction":
             ids = [e.get("id") for e in self._events]
             if event["of"] not in ids:

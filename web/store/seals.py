@@ -1,0 +1,116 @@
+"""Signed lists beside the event chains: the table manifest and the row seals.
+
+The manifest (seal ``tables``) lists every table id; it changes only when a table is
+created, so a deleted table (head, events and all) is named by ``verify``. The row seals
+(``rows:<table>``) cover the tables that are not event chains: sign-offs, officials and
+tournaments (tournaments, pairs, rounds, matches). Each holds a digest of every row by
+primary key and is re-signed whenever a transaction of this store writes to that table,
+whoever's code the write comes from: ``install`` watches the engine's statements and
+re-seals at commit, with the seal row locked so that two writers re-seal in turn. A row
+added, changed or removed outside the store (without the key) no longer matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sqlalchemy import Engine, event, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import UpdateBase
+
+from .chain import canonical, manifest_mac
+from .models import Match, Official, Pair, Round, Seal, SignOff, Tournament
+from .signing import same
+
+MANIFEST = "tables"
+SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match)}
+TOUCHED = "guandan_sealed_rows_touched"
+
+
+def seal_name(table: str) -> str:
+    return f"rows:{table}"
+
+
+def row_digests(conn: Connection, table: str) -> dict[str, str]:
+    """Primary key ("a/b") -> digest of every column of each row of ``table``."""
+    t = SEALED_ROWS[table].__table__
+    pk = list(t.primary_key.columns)
+    digests = {}
+    for row in conn.execute(select(t).order_by(*pk)).mappings():
+        key = "/".join(str(row[c.name]) for c in pk)
+        digests[key] = hashlib.sha256(canonical([row[c.name] for c in t.columns]).encode()).hexdigest()[:32]
+    return digests
+
+
+def _write(conn: Connection, key: bytes, name: str, body: str) -> None:
+    conn.execute(update(Seal).where(Seal.name == name).values(body=body, mac=manifest_mac(key, name, body)))
+
+
+def reseal(conn: Connection, key: bytes, tables: set[str]) -> None:
+    """Re-sign the row seals of ``tables`` from what this transaction sees."""
+    for table in sorted(tables):
+        name = seal_name(table)
+        conn.execute(select(Seal.name).where(Seal.name == name).with_for_update()).first()
+        _write(conn, key, name, canonical(row_digests(conn, table)))
+
+
+def add_tables(conn: Connection, key: bytes, table_ids: list[str]) -> None:
+    """Add new table ids to the manifest (its row locked: creators take turns)."""
+    row = conn.execute(select(Seal.body).where(Seal.name == MANIFEST).with_for_update()).one()
+    ids = sorted(set(json.loads(row.body)) | set(table_ids))
+    _write(conn, key, MANIFEST, canonical(ids))
+
+
+def seal_new_store(conn: Connection, key: bytes) -> None:
+    """Sign the empty manifest and seals of a store just created."""
+    _write(conn, key, MANIFEST, canonical(sorted(
+        json.loads(conn.execute(select(Seal.body).where(Seal.name == MANIFEST)).scalar_one()))))
+    reseal(conn, key, set(SEALED_ROWS))
+
+
+def install(engine: Engine, key: bytes) -> None:
+    """Re-seal, at commit, every sealed table a transaction on ``engine`` wrote to."""
+
+    @event.listens_for(engine, "after_execute")
+    def _note(conn, clause, *_args) -> None:
+        table = getattr(clause, "table", None) if isinstance(clause, UpdateBase) else None
+        if table is not None and table.name in SEALED_ROWS:
+            conn.info.setdefault(TOUCHED, set()).add(table.name)
+
+    @event.listens_for(engine, "commit")
+    def _seal(conn) -> None:
+        touched = conn.info.pop(TOUCHED, None)
+        if touched:
+            reseal(conn, key, touched)
+
+    @event.listens_for(engine, "rollback")
+    def _forget(conn) -> None:
+        conn.info.pop(TOUCHED, None)
+
+
+def check_manifest(conn: Connection, key: bytes, table_ids: set[str]) -> list[tuple[str | None, str]]:
+    """Findings (table, message) of the manifest against the tables present."""
+    row = conn.execute(select(Seal).where(Seal.name == MANIFEST)).first()
+    if row is None:
+        return [(None, "the table manifest is missing")]
+    if not same(row.mac, manifest_mac(key, MANIFEST, row.body)):
+        return [(None, "the table manifest is not signed by this store's key (edited or another key)")]
+    listed = set(json.loads(row.body))
+    return ([(t, "listed in the signed manifest but missing (table deleted)") for t in sorted(listed - table_ids)]
+            + [(t, "not in the signed manifest (table inserted outside the store)") for t in sorted(table_ids - listed)])
+
+
+def check_rows(conn: Connection, key: bytes, table: str) -> list[str]:
+    """Findings of one sealed table: rows added, changed or removed since it was sealed."""
+    name = seal_name(table)
+    row = conn.execute(select(Seal).where(Seal.name == name)).first()
+    if row is None:
+        return [f"{table}: its seal is missing"]
+    if not same(row.mac, manifest_mac(key, name, row.body)):
+        return [f"{table}: its seal is not signed by this store's key (edited or another key)"]
+    sealed, now = json.loads(row.body), row_digests(conn, table)
+    return ([f"{table} row {k}: added outside the store" for k in sorted(now.keys() - sealed.keys())]
+            + [f"{table} row {k}: removed outside the store" for k in sorted(sealed.keys() - now.keys())]
+            + [f"{table} row {k}: changed outside the store" for k in sorted(now.keys() & sealed.keys())
+               if now[k] != sealed[k]])
