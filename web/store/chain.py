@@ -16,13 +16,19 @@ that form (table, ``t``, type and payload), which makes re-importing a file a no
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+
+from referee.jsontext import DEFAULT_LIMITS, Limits
 
 from .signing import mac
 
 GENESIS = "0" * 64
 EXACT_INT = 2 ** 53
 """Integral floats below this are written as integers (they are exactly representable)."""
+BIG_INT = 10 ** 30
+"""Below this no integer can be longer than a number may be (32 characters)."""
+UNBOUNDED = Limits(max_bytes=2 ** 62, max_depth=10_000, max_number_chars=10_000)
 CONTENT_ID_PREFIX = "c-"
 
 EVENT = b"guandan-event-v2"
@@ -31,44 +37,91 @@ MANIFEST = b"guandan-manifest-v2"
 SEAL = b"guandan-seal-v2"
 
 
-def normalize(value: object) -> object:
-    """``value`` with integral floats as ints (``0.0`` -> ``0``), recursively."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < EXACT_INT:
-        return int(value)
+class NotPlainJSON(ValueError):
+    """A value the store will not keep: beyond the limits of every door, or not JSON at all."""
+
+
+def normalize(value: object, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> object:
+    """``value`` with integral floats as ints (``0.0`` -> ``0``), recursively, checked against
+    the limits of ``referee.jsontext`` (nesting depth, length of a number) as it goes."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise NotPlainJSON(f"{value} is not a JSON number")
+        if value.is_integer() and abs(value) < EXACT_INT:
+            return int(value)
+        if len(repr(value)) > limits.max_number_chars:
+            raise NotPlainJSON(f"a number of {len(repr(value))} characters (limit {limits.max_number_chars})")
+        return value
+    if isinstance(value, int):
+        if abs(value) >= BIG_INT and len(str(value)) > limits.max_number_chars:
+            raise NotPlainJSON(f"a number of {len(str(value))} characters (limit {limits.max_number_chars})")
+        return value
+    if depth >= limits.max_depth:
+        raise NotPlainJSON(f"nested deeper than {limits.max_depth} levels")
     if isinstance(value, dict):
-        return {k: normalize(v) for k, v in value.items()}
+        if not all(isinstance(k, str) for k in value):
+            raise NotPlainJSON("an object key that is not a string")
+        return {k: normalize(v, limits, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [normalize(v) for v in value]
-    return value
+        return [normalize(v, limits, depth + 1) for v in value]
+    raise NotPlainJSON(f"a {type(value).__name__} is not JSON")
 
 
 def canonical(obj: object) -> str:
     """The one JSON text of an object that is hashed and stored."""
-    return json.dumps(normalize(obj), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False)
+    return _dumps(normalize(obj, UNBOUNDED))
 
 
-def content_id(event: dict) -> str:
-    """An id for an event sent without one: the hash of its canonical form (table included)."""
-    payload = {k: v for k, v in event.items() if k != "id"}
-    return CONTENT_ID_PREFIX + hashlib.sha256(canonical(payload).encode()).hexdigest()[:40]
+def canonical_normalized(obj: object) -> str:
+    """``canonical`` of a value ``normalize`` already returned."""
+    return _dumps(obj)
+
+
+def _dumps(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def content_id(payload_text: str) -> str:
+    """An id for an event sent without one: the hash of its canonical text (table included)."""
+    return CONTENT_ID_PREFIX + hashlib.sha256(payload_text.encode()).hexdigest()[:40]
 
 
 def _num(value: float | None) -> bytes:
     return b"" if value is None else repr(float(value)).encode()
 
 
+NO_RECORDS = hashlib.sha256(b"").hexdigest()
+
+
 def records_digest(rows: list[tuple]) -> str:
     """Digest of the derived-record rows stored with one event: (generation, idx, type, deal, body)."""
-    return hashlib.sha256(canonical([list(r) for r in rows]).encode()).hexdigest()
+    if not rows:
+        return NO_RECORDS
+    digest = hashlib.sha256()
+    for row in rows:
+        for part in row:
+            data = b"" if part is None else str(part).encode()
+            digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def event_link(key: bytes, prev: str, table_id: str, seq: int, event_id: str | None, kind: str,
                t: float | None, body: str, recorded_at: float, records: str, snapshot: bool) -> str:
-    """The chain link (hex) of one stored event row."""
-    return mac(key, EVENT, prev.encode(), table_id.encode(), str(seq).encode(),
-               (event_id or "").encode(), kind.encode(), _num(t), body.encode(), _num(recorded_at),
-               records.encode(), b"1" if snapshot else b"0")
+    """The chain link (hex) of one stored event row.
+
+    The fields are joined with NUL, which none of them can hold: ids are printable
+    (``Store`` refuses others), the body is JSON (which escapes control characters), the
+    rest are numbers, hex digests or known type names.
+    """
+    message = "\0".join((prev, table_id, str(seq), event_id or "", kind, _num_text(t), body,
+                          _num_text(recorded_at), records, "1" if snapshot else "0"))
+    return hmac.digest(key, EVENT + b"\0" + message.encode(), "sha256").hex()
+
+
+def _num_text(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
 
 
 def head_mac(key: bytes, table_id: str, ruleset: str, head_seq: int, head_hash: str,

@@ -1,8 +1,8 @@
 """Group commit: many callers' events, from many tables, in one write transaction.
 
 A hall sends one event per table at a time; committing each alone costs one fsync per
-event. ``GroupCommitter`` lets concurrent callers (HTTP requests, agents) hand in their
-events and wait: one committer thread gathers what arrives within a bounded wait
+event. ``GroupCommitter`` lets concurrent callers (HTTP requests, agents, a feed) hand in
+their events and get a future: one committer thread gathers what arrives within a bounded wait
 (``max_wait``, or until as many requests came as the last group had, or ``max_events``)
 and commits it in one transaction, then wakes each caller with its own outcomes. Order
 within a table is arrival order; each table's sequence stays strict because the commit
@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 MAX_WAIT_S = 0.02
@@ -23,9 +24,7 @@ MAX_EVENTS = 5000
 @dataclass
 class _Request:
     items: list
-    done: threading.Event = field(default_factory=threading.Event)
-    outcomes: list | None = None
-    error: BaseException | None = None
+    done: Future = field(default_factory=Future)
 
 
 class GroupCommitter:
@@ -46,8 +45,8 @@ class GroupCommitter:
         self._last_group = 1
         self._thread: threading.Thread | None = None
 
-    def submit(self, items: list) -> list:
-        """Queue ``items`` and wait until the group holding them is committed."""
+    def submit(self, items: list) -> Future:
+        """Queue ``items``; the future gives their outcomes once their group is committed."""
         request = _Request(list(items))
         with self._cond:
             if self._closed:
@@ -57,10 +56,7 @@ class GroupCommitter:
                 self._thread.start()
             self._queue.append(request)
             self._cond.notify_all()
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        return request.outcomes
+        return request.done
 
     def close(self) -> None:
         """Commit what is queued, then stop the committer thread."""
@@ -100,9 +96,7 @@ class GroupCommitter:
                 for request in group:
                     self._settle([request])
                 return
-            group[0].error = exc
-            group[0].done.set()
+            group[0].done.set_exception(exc)
             return
         for request, result in zip(group, outcomes):
-            request.outcomes = result
-            request.done.set()
+            request.done.set_result(result)

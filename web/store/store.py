@@ -25,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
@@ -36,7 +37,17 @@ from referee import jsontext
 from referee.events import EventError, parse_event
 
 from . import authority, seals, signoff
-from .chain import GENESIS, canonical, content_id, event_link, head_mac, normalize, records_digest
+from .chain import (
+    GENESIS,
+    NotPlainJSON,
+    canonical,
+    canonical_normalized,
+    content_id,
+    event_link,
+    head_mac,
+    normalize,
+    records_digest,
+)
 from .db import WRITE, make_engine, upgrade
 from .derive import (
     DERIVED_TYPES,
@@ -118,6 +129,8 @@ class _State:
     seq: int
     hash: str
     deriver: Deriver
+    next_idx: int | None = None
+    """Index of the table's next derived record in its current generation, once known."""
 
 
 @dataclass
@@ -156,33 +169,28 @@ def prepare(event: object, table_id: str | None = None) -> _Item:
     tid = event.get("table", table_id)
     if table_id is not None and tid != table_id:
         raise EventRejected(table_id, f"event names table {tid!r}, not {table_id!r}")
-    if not isinstance(tid, str) or not tid.strip() or len(tid) > MAX_ID:
+    if not isinstance(tid, str) or not tid.strip() or len(tid) > MAX_ID or not tid.isprintable():
         raise EventRejected(None, f"missing or bad 'table': {_short(tid)}")
     try:
-        _bounded(canonical(event))  # the limits every door applies, before anything else reads it
+        stored = normalize({**event, "table": tid})  # the limits every door applies, before parsing
         parse_event(event)
-        stored = normalize({**event, "table": tid})
         eid = stored.get("id")
         if eid is None:
-            eid = stored["id"] = content_id(stored)
+            eid = stored["id"] = content_id(canonical_normalized(stored))
         elif isinstance(eid, bool):
             raise EventError(f"{event['type']}.id: expected a string, got {eid!r}")
         elif isinstance(eid, int):
             eid = str(eid)
-        if len(eid) > MAX_ID:
-            raise EventError(f"'id' longer than {MAX_ID} characters")
-        body = _bounded(canonical(stored))
-    except (EventError, jsontext.JSONTextError) as exc:
+        if len(eid) > MAX_ID or not eid.isprintable():
+            raise EventError(f"'id' must be printable and at most {MAX_ID} characters: {_short(eid)}")
+        body = canonical_normalized(stored)
+        if len(body) > MAX_EVENT_BYTES // 4 and len(body.encode()) > MAX_EVENT_BYTES:
+            raise EventError(f"{len(body.encode())} bytes as stored (limit {MAX_EVENT_BYTES})")
+    except (EventError, NotPlainJSON) as exc:
         raise EventRejected(tid, str(exc)) from None
     except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
         raise EventRejected(tid, f"not representable as JSON: {str(exc)[:120]}") from None
     return _Item(tid, stored, body, eid)
-
-
-def _bounded(text: str) -> str:
-    """``text`` if it is within the limits of ``referee.jsontext`` (size, depth, number length)."""
-    jsontext.loads(text)
-    return text
 
 
 def _short(value: object, limit: int = 80) -> str:
@@ -365,6 +373,10 @@ class Store:
         (at most ``group_wait`` seconds), in one transaction across tables. The result has
         one entry per event, as in ``append_many``; a resend of a stored id is a duplicate.
         """
+        return self.submit_async(events, table_id=table_id).result()
+
+    def submit_async(self, events: Iterable[object], *, table_id: str | None = None) -> Future:
+        """``submit`` without waiting: a future of the outcomes (for a feed that keeps sending)."""
         events = list(events)
         outcomes: list = [None] * len(events)
         items, where, aside = [], [], []
@@ -377,10 +389,21 @@ class Store:
                 aside.append((exc.table_id, raw, exc.reason))
         if aside:
             self._reject_aside(aside)
-        if items:
-            for i, outcome in zip(where, self._group.submit(items)):
+        result: Future = Future()
+        if not items:
+            result.set_result(outcomes)
+            return result
+
+        def settle(done: Future) -> None:
+            if done.exception() is not None:
+                result.set_exception(done.exception())
+                return
+            for i, outcome in zip(where, done.result()):
                 outcomes[i] = outcome
-        return outcomes
+            result.set_result(outcomes)
+
+        self._group.submit(items).add_done_callback(settle)
+        return result
 
     def _commit_requests(self, requests: list[list[_Item]]) -> list[list]:
         """One group commit: every request's items, each table's in arrival order."""
@@ -432,9 +455,8 @@ class Store:
                 for tid in tids:
                     head = heads.get(tid)
                     batch = batches[tid] = (
-                        _Batch(tid, 0, 0, None, None, None) if head is None else
-                        _Batch(tid, head.head_seq, head.generation, head.ruleset, head.created_at,
-                               self._state(conn, tid, head)))
+                        _Batch(tid, 0, 0, None, None, None, 0) if head is None else
+                        self._batch(conn, head))
                     for item in groups[tid]:
                         try:
                             outcomes[tid].append(self._append_event(conn, batch, item, pending))
@@ -448,8 +470,14 @@ class Store:
             raise
         for tid, batch in batches.items():
             if batch.state is not None:
+                batch.state.next_idx = batch.next_idx
                 self._states[tid] = batch.state
         return outcomes
+
+    def _batch(self, conn: Connection, head: TableHead) -> _Batch:
+        state = self._state(conn, head.table_id, head)
+        return _Batch(head.table_id, head.head_seq, head.generation, head.ruleset, head.created_at, state,
+                      state.next_idx)
 
     @staticmethod
     def _lock_heads(conn: Connection, tids: list[str]) -> dict[str, TableHead]:
@@ -604,6 +632,8 @@ class Store:
             select(TableEvent.seq, TableEvent.hash, TableEvent.body)
             .where(TableEvent.table_id == tid, TableEvent.seq > state.seq).order_by(TableEvent.seq)
         ).all()
+        if tail:
+            state.next_idx = None  # another writer stored records meanwhile
         for row in tail:
             try:
                 _feed(state.deriver, tid, json.loads(row.body))
