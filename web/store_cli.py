@@ -27,10 +27,11 @@ def _store_options() -> argparse.ArgumentParser:
 
 
 def _open(args, create: bool = False):
-    """The store the options name. Only ``create`` commands make one, in a new or empty
-    directory; any other names a missing or non-store path with a one-line error (exit 2)
-    and creates nothing."""
+    """The store the options name, with tournament tables checked against their draw. Only
+    ``create`` commands make one, in a new or empty directory; any other names a missing or
+    non-store path with a one-line error (exit 2) and creates nothing."""
     from web.store import DB_FILE, DEFAULT_DATA_DIR, NotAStore, open_store
+    from web.tournament.tables import TournamentTables
 
     if args.db is None:
         folder = Path(args.data or DEFAULT_DATA_DIR)
@@ -41,7 +42,7 @@ def _open(args, create: bool = False):
                 raise NotAStore(f"no store in {folder} (guandan-ref import creates one)")
             if folder.exists() and any(folder.iterdir()):
                 raise NotAStore(f"{folder} holds no store and is not empty: name a new or empty directory")
-    return open_store(args.db, args.data, key_file=args.key_file, create=create)
+    return open_store(args.db, args.data, key_file=args.key_file, create=create, table_rules=TournamentTables())
 
 
 def _reading(where: str):
@@ -173,6 +174,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_results(args) -> int:
+    from web.tournament import signoff
+
     with _open(args) as store, _reading("the results"):
         results = store.results(args.table)
         sessions: dict[str, int] = {}

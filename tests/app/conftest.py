@@ -18,8 +18,8 @@ from web.app.accounts import create_token
 from web.app.models import User
 from web.app.broker import LocalBroker
 from web.store import get_store
+from tests.store.support import KINDS, TEST_SECRET, temporary_url
 from web.store.db import WRITE
-from web.store.testing import KINDS, TEST_SECRET, temporary_url
 
 PASSWORD = "correct horse battery"
 ROLES = ("chief", "referee", "scorer", "viewer")

@@ -10,14 +10,6 @@ from web.store import Store
 from tests.store.support import KINDS, TEST_SECRET, TallyDerivation, temporary_url
 
 
-@pytest.fixture(autouse=True)
-def _own_key_home(tmp_path, monkeypatch):
-    """No test reads or makes the real per-user key file, nor sees a key from the shell."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    for name in ("GUANDAN_SECRET_KEY", "GUANDAN_KEY_FILE"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture(params=KINDS)
 def db_url(request, tmp_path):
     """URL of an empty database (SQLite file in tmp_path, or a PostgreSQL schema)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import logging
 
 import pytest
 from sqlalchemy import update

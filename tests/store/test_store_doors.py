@@ -154,7 +154,7 @@ def test_number_formatting_does_not_make_another_event(store):
 def test_an_old_store_with_data_must_be_reimported(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
     engine = create_engine(url)
-    upgrade(engine, "0002")
+    upgrade(engine, "0003")
     with engine.begin() as conn:
         conn.exec_driver_sql("INSERT INTO table_heads (table_id, ruleset, head_seq, head_hash, generation, "
                              "created_at) VALUES ('T1', 'competition', 0, '', 0, 0)")

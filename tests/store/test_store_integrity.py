@@ -15,14 +15,15 @@ from tests.store.conftest import TableActions
 from tests.store.support import TEST_SECRET
 from web.store import Store
 from web.store.chain import GENESIS, event_link, records_digest
-from web.store.db import current_revision, head_revision
+from web.store.db import current_revisions, head_revisions
 from web.store.models import Base, DerivedRecord, Official, SignOff, Snapshot, TableEvent, TableHead, Tournament
 from web.store.signing import as_key, snapshot_mac
+from web.tournament import signoff
 
 
 def test_untouched_store_verifies(store, table):
     table.session(3, 3)
-    store.sign("T1", "NS", "Ann")
+    signoff.sign(store, "T1", "NS", "Ann")
     report = store.verify(rederive=True)
     assert report.ok, report.problems
     assert (report.tables, report.events) == (1, 9)
@@ -104,7 +105,7 @@ def test_a_derived_record_removed_or_added_is_caught(store, table):
 
 def test_a_fake_signoff_is_caught(store, table):
     table.session(3, 1)
-    store.sign("T1", "NS", "Ann")
+    signoff.sign(store, "T1", "NS", "Ann")
     _tamper(store, insert(SignOff).values(table_id="T1", session=1, action="sign", side="EW", by="Bob",
                                           result_digest=None, note=None, at=0.0))
     assert store.verify().problems == ["signoffs row 2: added outside the store"]
@@ -127,9 +128,9 @@ def test_signoff_and_tournament_writes_through_the_store_stay_sealed(store, tabl
     from web.tournament import service
 
     table.session(3, 1)
-    store.sign("T1", "NS", "Ann")
-    store.dispute("T1", "EW", "Bob", "deal 1")
-    store.resolve("T1", "Ref Li", "fine")
+    signoff.sign(store, "T1", "NS", "Ann")
+    signoff.dispute(store, "T1", "EW", "Bob", "deal 1")
+    signoff.resolve(store, "T1", "Ref Li", "fine")
     service.create(store, "CUP", "Cup", ruleset="competition", chain="competition", rounds=2,
                    round_minutes=50, deal_limit=8, seed=1)
     service.add_pair(store, "CUP", "P1", "One", "a", "b", 1500)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from web.store import Store
 from tests.store.support import KINDS, TEST_SECRET, TallyDerivation, temporary_url
+from web.store import Store
+from web.tournament.tables import TournamentTables
 
 
 @pytest.fixture(params=KINDS)

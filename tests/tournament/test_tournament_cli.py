@@ -10,7 +10,7 @@ import pytest
 from referee.simulate import play_session
 from web.app.cli import main
 from web.store import Store
-from web.store.testing import TEST_SECRET
+from tests.store.support import TEST_SECRET
 from web.tournament import service
 from web.tournament.text import width
 

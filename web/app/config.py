@@ -2,9 +2,10 @@
 
 | variable | meaning | default |
 |---|---|---|
-| ``GUANDAN_DATA_DIR`` | data directory (SQLite store, key file) | ``./guandan-data`` |
+| ``GUANDAN_DATA_DIR`` | data directory (SQLite store) | ``./guandan-data`` |
 | ``GUANDAN_DB_URL`` | database URL instead (PostgreSQL) | |
-| ``GUANDAN_SECRET_KEY`` | signs sessions and snapshots | a key file in the data directory |
+| ``GUANDAN_SECRET_KEY`` | signs sessions and the store's records | ``GUANDAN_KEY_FILE`` |
+| ``GUANDAN_KEY_FILE`` | a file holding that key (never in the data directory) | ``~/.config/guandan-referee/secret.key`` |
 | ``GUANDAN_REDIS_URL`` | Redis for live updates across workers | in-process broker |
 | ``GUANDAN_REDIS_NAMESPACE`` | prefix of the Redis channel and keys (halls sharing a Redis) | ``guandan`` |
 | ``GUANDAN_BROADCAST_DELAY`` | seconds of table time public views lag behind | ``0`` |
@@ -19,7 +20,7 @@ import hmac
 import os
 
 from web.store import DEFAULT_DATA_DIR
-from web.store.signing import KEY_ENV, as_key, data_dir_key
+from web.store.signing import KEY_ENV, resolve_key
 
 PREFIX = "GUANDAN_"
 DEFAULT_MAX_BODY = 1 << 20
@@ -41,6 +42,7 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "DATA_DIR": get("DATA_DIR", DEFAULT_DATA_DIR),
         "STORE_URL": get("DB_URL"),
         "GUANDAN_SECRET_KEY": get("SECRET_KEY"),
+        "GUANDAN_KEY_FILE": get("KEY_FILE"),
         "REDIS_URL": get("REDIS_URL"),
         "REDIS_NAMESPACE": get("REDIS_NAMESPACE", "guandan"),
         "BROADCAST_DELAY": delay,
@@ -51,5 +53,6 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
 def session_key(config: dict) -> bytes:
     """The key that signs login cookies: derived from the store's secret, never equal to it."""
     secret = config.get("GUANDAN_SECRET_KEY") or os.environ.get(KEY_ENV)
-    base = as_key(secret) if secret else data_dir_key(config.get("DATA_DIR") or DEFAULT_DATA_DIR)
+    base = resolve_key(secret, config.get("GUANDAN_KEY_FILE"),
+                       refuse_inside=None if config.get("STORE_URL") else config.get("DATA_DIR") or DEFAULT_DATA_DIR)
     return hmac.new(base, b"guandan-session-cookies", hashlib.sha256).digest()

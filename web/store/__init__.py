@@ -1,4 +1,5 @@
-"""The event store: table events in keyed hash chains, derived results, verification.
+"""The event store: table events in keyed hash chains, derived results, verification
+(tournaments and sign-off plug in: ``web.tournament``).
 
 ``Store(url)`` is the API; ``open_store`` opens one as configured (database, data
 directory, key); ``init_app(app)`` attaches one to a Flask app from ``app.config``
@@ -84,7 +85,7 @@ def init_app(app, **options) -> Store:
     config = app.config
     store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"),
                        config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"),
-                       config.get("GUANDAN_KEY_FILE"))
+                       config.get("GUANDAN_KEY_FILE"), **options)
     app.extensions[EXTENSION] = store
     return store
 

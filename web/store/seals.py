@@ -3,7 +3,7 @@
 The manifest (seal ``tables``) lists every table id; it changes only when a table is
 created, so a deleted table (head, events and all) is named by ``verify``. The row seals
 (``rows:<table>``) cover the tables that are not event chains: sign-offs, officials and
-tournaments (tournaments, pairs, rounds, matches). Each holds a digest of every row by
+tournaments (tournaments, pairs, rounds, matches, rulings). Each holds a digest of every row by
 primary key and is re-signed whenever a transaction of this store writes to that table,
 whoever's code the write comes from: ``install`` watches the engine's statements and
 re-seals at commit, with the seal row locked so that two writers re-seal in turn. A row
@@ -20,11 +20,11 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import UpdateBase
 
 from .chain import canonical, manifest_mac
-from .models import Match, Official, Pair, Round, Seal, SignOff, Tournament
+from .models import Match, Official, Pair, Round, Seal, SignOff, Tournament, TournamentRuling
 from .signing import same
 
 MANIFEST = "tables"
-SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match)}
+SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match, TournamentRuling)}
 TOUCHED = "guandan_sealed_rows_touched"
 
 

@@ -12,7 +12,6 @@ with mode 0600. Several machines sharing one PostgreSQL store must share one key
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
 import os

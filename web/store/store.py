@@ -36,7 +36,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from referee import jsontext
 from referee.events import EventError, parse_event
 
-from . import authority, seals, signoff
+from . import authority, seals
 from .chain import (
     GENESIS,
     NotPlainJSON,
@@ -49,14 +49,9 @@ from .chain import (
     records_digest,
 )
 from .db import WRITE, make_engine, upgrade
-from .derive import (
-    DERIVED_TYPES,
-    Derivation,
-    Deriver,
-    RefereeDerivation,
-    tournament_ruleset,
-)
+from .derive import DERIVED_TYPES, Derivation, Deriver, RefereeDerivation
 from .group import GroupCommitter
+from .hooks import TableRules
 from .models import (
     DerivedRecord,
     Official,
@@ -227,7 +222,9 @@ class Store:
     ``create``: make the store when the URL holds none (else ``NotAStore``); ``windows``
     are the S4 correction windows; ``clock`` gives wall time for bookkeeping columns only
     (rules use the events' own ``t``); ``group_wait``: the longest a submitted event waits
-    for others to share its commit.
+    for others to share its commit; ``table_rules`` lets tournaments
+    (``web.tournament.tables``) choose a table's ruleset and refuse events their draw does
+    not allow.
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
@@ -235,7 +232,7 @@ class Store:
                  secret_key: str | bytes | None = None, create: bool = True,
                  windows: authority.Windows = authority.Windows(),
                  clock: Callable[[], float] = time.time, migrate: bool = True,
-                 group_wait: float = 0.02):
+                 group_wait: float = 0.02, table_rules: TableRules | None = None):
         self.url = url
         self._key = resolve_key(secret_key)
         self.derivation = derivation or RefereeDerivation()

@@ -4,8 +4,8 @@ A store written before the chain was keyed holds nothing a key could vouch for (
 could have recomputed its hashes), so it is not re-sealed here: this migration refuses a
 store that holds data and says to import its event files into a new data directory.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
 SEALED = ("tables", "rows:officials", "rows:signoffs", "rows:tournaments", "rows:pairs", "rows:rounds",
-          "rows:matches")
+          "rows:matches", "rows:tournament_rulings")
 HELD = ("table_heads", "officials", "signoffs", "tournaments")
 
 
@@ -28,7 +28,7 @@ def upgrade() -> None:
     held = {name: conn.execute(sa.text(f"SELECT COUNT(*) FROM {name}")).scalar_one() for name in HELD}
     if any(held.values()):
         raise ValueError(
-            "this store was written before its records were signed with a key (schema 0002: "
+            "this store was written before its records were signed with a key (schema 0003: "
             + ", ".join(f"{n} {name}" for name, n in held.items() if n)
             + "); its history cannot be vouched for: import its event files into a new data directory")
     with op.batch_alter_table("table_heads", schema=None) as batch_op:
