@@ -84,7 +84,7 @@ def test_two_stores_on_one_database_see_each_others_appends(store, table, reopen
     assert store.verify().ok
 
 
-def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path):
+def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path, key_home):
     from flask import Flask
 
     from web.store import get_store, init_app
@@ -101,7 +101,7 @@ def test_init_app_opens_the_store_named_by_the_config(db_url, tmp_path):
         # no key configured: a per-user key is made once, outside the data directory,
         # readable by its owner only
         assert not (tmp_path / "d" / "secret.key").exists()
-        key = tmp_path / "config" / "guandan-referee" / "secret.key"
+        key = key_home / "guandan-referee" / "secret.key"
         assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_text().strip()) == 64
     made = key.read_text()
     with init_app(data):

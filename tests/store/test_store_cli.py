@@ -137,14 +137,14 @@ def test_sign_dispute_resolve_from_the_command_line(loc, tmp_path, capsys):
     assert session["signoff"]["signed"] == {"NS": "Ann", "EW": "Bob"} and session["signoff"]["state"] == "final"
 
 
-def test_the_key_comes_from_outside_the_data_directory(loc, db_url, tmp_path, monkeypatch, capsys):
+def test_the_key_comes_from_outside_the_data_directory(loc, db_url, tmp_path, key_home, monkeypatch, capsys):
     data = tmp_path / "guandan-data"
     events = play_session(14, {"NS": "A", "EW": "B"})[:60]
     path = _write(tmp_path / "e.jsonl", [json.dumps(e) for e in events])
     monkeypatch.setenv(KEY_ENV, "key from the environment")
     assert main(["import", path, *loc]) == 0
     assert main(["verify", *loc]) == 0
-    user_key = tmp_path / "config" / "guandan-referee" / "secret.key"
+    user_key = key_home / "guandan-referee" / "secret.key"
     assert not user_key.exists() and not list(data.glob("*.key"))  # a configured key is not stored
     monkeypatch.delenv(KEY_ENV)
     capsys.readouterr()
