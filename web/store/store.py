@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import Engine, bindparam, delete, func, insert, inspect, select, tuple_, update
 from sqlalchemy.engine import Connection, make_url
@@ -253,8 +254,6 @@ class Store:
         parsed = make_url(url)
         where = parsed.database if parsed.get_backend_name() == "sqlite" else parsed.render_as_string()
         if parsed.get_backend_name() == "sqlite" and not create and parsed.database not in (None, "", ":memory:"):
-            from pathlib import Path
-
             if not Path(parsed.database).is_file():
                 raise NotAStore(f"no store at {where}")
         engine = make_engine(url)
