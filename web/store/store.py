@@ -63,6 +63,7 @@ from .models import (
 )
 from .signing import resolve_key, snapshot_is_authentic, snapshot_mac
 from .verify import VerifyReport, verify
+from .verify import plain as _plain
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,6 @@ MAX_ID = 120
 """Longest table id or event id (characters)."""
 MAX_EVENT_BYTES = jsontext.DEFAULT_LIMITS.max_bytes
 """Longest stored event text (canonical JSON, UTF-8): the limit of every door."""
-SNAPSHOT_LIMITS = jsontext.Limits(max_bytes=64 * 1024 * 1024, max_depth=64, max_number_chars=32)
-"""What a snapshot blob must fit to be handed to the referee (plain JSON data)."""
 APPEND_RETRIES = 5
 BATCH_SIZE = 2000
 """Events per write transaction in ``append_many`` (whole tables are never split)."""
@@ -202,16 +201,6 @@ def _rejection(tid: str | None, event: object, reason: str, at: float) -> dict:
         text = _short(event, 1000)
     return dict(table_id=tid if isinstance(tid, str) and len(tid) <= MAX_ID else None,
                 body=text[:100_000], reason=reason[:10_000], received_at=at)
-
-
-def _plain(blob: object) -> bool:
-    """True if a snapshot blob is plain JSON data within ``SNAPSHOT_LIMITS`` (never a pickle)."""
-    if not isinstance(blob, bytes | bytearray):
-        return False
-    try:
-        return isinstance(jsontext.loads(bytes(blob), SNAPSHOT_LIMITS), dict | list)
-    except jsontext.JSONTextError:
-        return False
 
 
 class Store:

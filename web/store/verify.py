@@ -17,12 +17,16 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from referee import jsontext
+
 from . import seals
 from .chain import GENESIS, canonical, event_link, head_mac, records_digest
 from .derive import DERIVED_TYPES, Derivation
 from .models import DerivedRecord, Snapshot, TableEvent, TableHead
 from .signing import same, snapshot_is_authentic
 
+SNAPSHOT_LIMITS = jsontext.Limits(max_bytes=64 * 1024 * 1024, max_depth=64, max_number_chars=32)
+"""What a snapshot blob must fit to be handed to the referee (plain JSON data)."""
 MAX_FINDINGS_PER_TABLE = 20
 """Past this, a table's further findings are counted, not listed (a wholesale rewrite
 would otherwise print one line per event)."""
@@ -53,6 +57,16 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+
+def plain(blob: object) -> bool:
+    """True if a snapshot blob is plain JSON data within ``SNAPSHOT_LIMITS`` (never a pickle)."""
+    if not isinstance(blob, bytes | bytearray):
+        return False
+    try:
+        return isinstance(jsontext.loads(bytes(blob), SNAPSHOT_LIMITS), dict | list)
+    except jsontext.JSONTextError:
+        return False
 
 
 def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = False) -> VerifyReport:
@@ -152,6 +166,8 @@ def _table(conn: Connection, key: bytes, head, report: VerifyReport, derivation:
             found.add(seq, "snapshot is not signed by this store's key (forged or another key)")
         elif links.get(seq) != snap.event_hash:
             found.add(seq, "snapshot is pinned to another chain than the stored one")
+        elif not plain(snap.blob):
+            found.add(seq, "snapshot is not plain JSON data (never loaded; forged with the key?)")
     if deriver is not None:
         _compare_rederived(conn, head, deriver, found)
     found.close()
