@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from web.app.accounts import add_user, create_token
 from web.store import open_store
@@ -128,7 +129,7 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     flag.locator("form.confirm select").select_option("foul")  # chief referee: a foul ends the deal (X3)
     flag.locator("form.confirm button").click()
     page.wait_for_selector('article.flag-item.status-confirmed[data-rule="P4"]', state="attached")
-    results.wait_for_function("document.querySelector('#table-T3 .deals').innerText.includes('›')", timeout=5000)
+    expect(results.locator("#table-T3 .deals")).to_contain_text("›", timeout=5000)  # no eval: the CSP forbids it
 
     review = page.locator('article.flag-item[data-rule="low_confidence"]')
     review.locator("input[name=cards]").fill("6S")
