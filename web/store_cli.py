@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 
-def _store_options() -> argparse.ArgumentParser:
+def store_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data", metavar="DIR", default=None,
                         help="data directory holding the SQLite store (default ./guandan-data)")
@@ -26,7 +26,7 @@ def _store_options() -> argparse.ArgumentParser:
     return common
 
 
-def _open(args, create: bool = False):
+def open_from_args(args, create: bool = False):
     """The store the options name, with tournament tables checked against their draw. Only
     ``create`` commands make one, in a new or empty directory; any other names a missing or
     non-store path with a one-line error (exit 2) and creates nothing."""
@@ -69,7 +69,7 @@ def _json(obj) -> str:
 
 
 def register(sub) -> None:
-    common = _store_options()
+    common = store_options()
 
     p = sub.add_parser("import", parents=[common], help="append a JSON Lines file of table events to the store")
     p.add_argument("events", metavar="EVENTS.jsonl", help="one table event per line ('-' for stdin)")
@@ -163,7 +163,7 @@ def cmd_import(args) -> int:
     if args.events != "-" and not Path(args.events).is_file():
         raise FileNotFoundError(f"no events file {args.events}")
     source = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")  # noqa: SIM115
-    with source, _open(args, create=True) as store:
+    with source, open_from_args(args, create=True) as store:
         summary = import_stream(store, source)
     for number, reason in summary.rejected:
         print(f"line {number}: {reason}", file=sys.stderr)
@@ -176,7 +176,7 @@ def cmd_import(args) -> int:
 def cmd_results(args) -> int:
     from web.tournament import signoff
 
-    with _open(args) as store, _reading("the results"):
+    with open_from_args(args) as store, _reading("the results"):
         results = store.results(args.table)
         sessions: dict[str, int] = {}
         for r in results:
@@ -202,7 +202,7 @@ def cmd_signoff(args) -> int:
     """``sign``, ``dispute`` or ``resolve``; a refused action exits 1 and says why."""
     from web.tournament import signoff
 
-    with _open(args) as store:
+    with open_from_args(args) as store:
         try:
             if args.action == "sign":
                 status = signoff.sign(store, args.table, args.side, args.by, session=args.session)
@@ -238,7 +238,7 @@ def _event_id(store, given: str | None) -> str:
 def cmd_standings(args) -> int:
     from web.tournament import export, service
 
-    with _open(args) as store:
+    with open_from_args(args) as store:
         event = _event_id(store, args.event)
         info = service.event_info(store, event)
         rows = service.standings_of(store, event, require_all=False, after_round=args.round)
@@ -254,7 +254,7 @@ def cmd_standings(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    with _open(args) as store:
+    with open_from_args(args) as store:
         report = store.verify(rederive=args.rederive)
     for problem in report.problems:
         print(problem)
@@ -272,7 +272,7 @@ def cmd_export(args) -> int:
     kind = Path(args.out).suffix.lower()
     if kind not in EXPORT_FORMATS:
         raise ValueError(f"--out {args.out}: name a .pdf or a .csv file")
-    with _open(args) as store:
+    with open_from_args(args) as store:
         if args.what == "standings":
             event = _event_id(store, args.event)
             info = service.event_info(store, event)
@@ -306,7 +306,7 @@ def cmd_export(args) -> int:
 def cmd_event(args) -> int:
     from web.tournament import pairlist, service, signoff
 
-    with _open(args, create=args.action == "create") as store:
+    with open_from_args(args, create=args.action == "create") as store:
         if args.action == "create":
             service.create(store, args.id, args.name or args.id, ruleset=args.ruleset, chain=args.chain,
                            rounds=args.rounds, round_minutes=args.minutes, deal_limit=args.deals,
@@ -337,6 +337,6 @@ def cmd_event(args) -> int:
 
 
 def cmd_official(args) -> int:
-    with _open(args, create=True) as store:
+    with open_from_args(args, create=True) as store:
         store.add_official(args.name, args.role)
     return 0

@@ -9,25 +9,17 @@ its password once, or takes ``GUANDAN_ADMIN_PASSWORD``.
 
 from __future__ import annotations
 
-import argparse
 import getpass
 import os
 import sys
 
+from web.store_cli import open_from_args, store_options
+
 THREADS_PER_WORKER = 32
 
 
-def _store_options() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data", metavar="DIR", default=None,
-                        help="data directory holding the SQLite store (default ./guandan-data)")
-    common.add_argument("--db", metavar="URL", default=None,
-                        help="database URL instead, e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test")
-    return common
-
-
 def register(sub) -> None:
-    common = _store_options()
+    common = store_options()
     p = sub.add_parser("serve", parents=[common], help="run the web dashboard and HTTP API (gunicorn)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=5000, help="port (default 5000)")
@@ -52,10 +44,8 @@ def register(sub) -> None:
 
 
 def _open(args):
-    from web.store import KEY_ENV, open_store
-    from web.tournament.tables import TournamentTables
-
-    return open_store(args.db, args.data, os.environ.get(KEY_ENV), table_rules=TournamentTables())
+    """The store the options name; a first start creates it (in a new or empty directory)."""
+    return open_from_args(args, create=True)
 
 
 def cmd_user(args) -> int:
@@ -94,7 +84,8 @@ def cmd_serve(args) -> int:
     if password is not None and not os.environ.get("GUANDAN_ADMIN_PASSWORD"):
         print(f"first start: the chief referee logs in as 'chief' with password {password} "
               "(shown once; add more logins with 'guandan-ref user add')", flush=True)
-    env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis}
+    env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis,
+           "GUANDAN_KEY_FILE": args.key_file}
     os.environ.update({k: v for k, v in env.items() if v})
     from .wsgi import run
 
