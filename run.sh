@@ -28,10 +28,10 @@ case "${1:-}" in
         exec .venv/bin/guandan-ref demo "$@"
         ;;
     serve)
-        # The dashboard on the shipped example session (imported once into ./demo-data).
+        # The dashboard on the shipped example session (imported once into ./demo-data/shipped).
         setup
         shift || true
-        data=demo-data
+        data=demo-data/shipped
         if [ ! -f "$data/guandan.sqlite3" ]; then
             .venv/bin/guandan-ref import examples/session.jsonl --data "$data"
         fi
