@@ -81,6 +81,8 @@ def _agent(table_id: str) -> None:
     owner = accounts.token_table(context.store(), token.strip())
     if owner is None:
         raise ApiError(401, "unknown token", {"WWW-Authenticate": "Bearer"})
+    if owner == table_id:  # a table with a token is a known table
+        return
     if not _known(table_id):
         raise ApiError(404, f"no table {table_id!r}")
     if owner != table_id:
@@ -252,10 +254,12 @@ def stream():
     """
     seen = _seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
     subscription = context.broker().subscribe()
+    tiles = context.tiles()
+    opened = time.monotonic()  # a change before this was not noticed: read tiles after it
 
-    def message(table_id: str, force: bool) -> str | None:
+    def message(table_id: str, force: bool, fresh_after: float) -> str | None:
         """The event for a table; unless ``force``d (a notice came), only if its seq moved."""
-        current = tile(table_id)
+        current = tiles.get(table_id, fresh_after)
         if not force and seen.get(table_id) == current["seq"]:
             return None
         seen[table_id] = current["seq"]
@@ -266,13 +270,14 @@ def stream():
         try:
             yield "retry: 1000\n\n"
             for table_id in table_ids():
-                yield message(table_id, force=False) or ""
+                yield message(table_id, force=False, fresh_after=opened) or ""
             delayed: set[str] = set()  # tables whose public view still lags their head
             started = last = time.monotonic()
             while time.monotonic() - started < STREAM_MAX_S:
                 changed = subscription.get(timeout=1.0)
+                noticed = time.monotonic()
                 for table_id in sorted(delayed | ({changed} if changed else set())):
-                    text = message(table_id, force=table_id == changed)
+                    text = message(table_id, force=table_id == changed, fresh_after=noticed)
                     if text:
                         last = time.monotonic()
                         yield text
@@ -293,7 +298,8 @@ def stream():
 
 
 def _head(table_id: str) -> int:
-    return next((h["head_seq"] for h in context.store().tables() if h["table"] == table_id), 0)
+    head = context.timelines().head(table_id)
+    return 0 if head is None else head["head_seq"]
 
 
 @bp.get("/openapi.json")

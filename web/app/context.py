@@ -8,6 +8,7 @@ from web.store import Appended, Store, StoreError, get_store
 
 from .broker import Broker
 from .public import public_table
+from .tiles import Tiles
 from .timeline import Timelines
 
 
@@ -21,6 +22,13 @@ def broker() -> Broker:
 
 def timelines() -> Timelines:
     return current_app.extensions["guandan_timelines"]
+
+
+def tiles() -> Tiles:
+    """This process's floor tiles, shared by its live streams (built on first use)."""
+    from .api import tile
+
+    return current_app.extensions.setdefault("guandan_tiles", Tiles(tile))
 
 
 def delay() -> float:

@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (more than one needs --redis)")
     p.add_argument("--redis", metavar="URL", default=None,
                    help="Redis for live updates across workers, e.g. redis://127.0.0.1:6379/0")
+    p.add_argument("--threads", type=int, default=THREADS_PER_WORKER,
+                   help=f"threads per worker: each open live page holds one (default {THREADS_PER_WORKER})")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("user", help="dashboard logins")
@@ -75,6 +77,8 @@ def cmd_token(args) -> int:
 def cmd_serve(args) -> int:
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, not {args.workers}")
+    if args.threads < 1:
+        raise ValueError(f"--threads must be at least 1, not {args.threads}")
     if args.workers > 1 and not args.redis:
         raise ValueError("several workers need --redis URL so that live updates reach every worker")
     from .accounts import ensure_chief
@@ -89,5 +93,5 @@ def cmd_serve(args) -> int:
     os.environ.update({k: v for k, v in env.items() if v})
     from .wsgi import run
 
-    run(f"{args.host}:{args.port}", args.workers, THREADS_PER_WORKER)
+    run(f"{args.host}:{args.port}", args.workers, args.threads)
     return 0

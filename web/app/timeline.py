@@ -14,8 +14,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from sqlalchemy import select
+
 from web.store import Store
 from web.store.derive import RefereeDerivation
+from web.store.models import TableHead
 
 ACTIONS = ("play", "pass", "tribute", "return", "report", "conflict")
 """Event types that are a seat's action at the table (the play history lists them)."""
@@ -77,7 +80,7 @@ class Timelines:
 
     def get(self, table_id: str) -> Timeline | None:
         """The timeline of ``table_id`` up to the store's head; None for a table without events."""
-        head = next((h for h in self.store.tables() if h["table"] == table_id), None)
+        head = self.head(table_id)
         if head is None:
             return None
         with self._guard:
@@ -97,6 +100,13 @@ class Timelines:
                 cached.generation = head["generation"]
             self._cache[table_id] = cached
             return cached
+
+    def head(self, table_id: str) -> dict | None:
+        """The store's head row of one table (not every table's: a hall has hundreds)."""
+        with self.store.engine.connect() as conn:
+            row = conn.execute(select(TableHead).where(TableHead.table_id == table_id)).first()
+        return None if row is None else dict(table=row.table_id, ruleset=row.ruleset, head_seq=row.head_seq,
+                                             generation=row.generation)
 
     def _build(self, table_id: str, head: dict, raw: list[dict]) -> Timeline:
         timeline = Timeline(table_id, head["ruleset"], head["generation"], raw=raw)

@@ -1,0 +1,364 @@
+"""Hall load: N table agents posting seeded sessions and M viewers on the live stream.
+
+Starts ``guandan-ref serve`` on a free loopback port (SQLite in a temporary data
+directory, or a scratch schema of ``--db`` dropped afterwards; ``--redis`` under a
+namespace of its own), gives each table a token, then for ``--seconds``:
+
+- each of ``--tables`` agents posts the events of its own seeded session
+  (``referee.simulate``: plays, passes, reports, tributes, with a ``tick`` between the
+  turns) at ``--rate`` events/s on a fixed schedule, one event per request as a table
+  agent does, and resends with the same ``id`` what was not acknowledged;
+- each of ``--viewers`` holds ``/api/stream`` open (reconnecting with its
+  ``Last-Event-ID``) and notes when each table's sequence number reaches it.
+
+It prints accepted events/s, ingest latency (request sent -> acknowledged) p50/p99, push
+latency (acknowledged at the agent -> seen by a viewer; a viewer that saw it first
+counts 0) p50/p99, errors, lost events (acknowledged but not in the store afterwards),
+and the CPU used by the server, PostgreSQL and Redis over the run (percent of one core,
+and ms per accepted event). With ``--json`` the last line is one JSON object.
+
+Usage: python bench/load.py --tables N --rate R --viewers M --seconds S
+       [--db URL --redis URL --workers K] [--threads T] [--json]
+Everything is bounded: the run stops after ``--seconds`` plus a few seconds of drain,
+and the server is stopped and the scratch data removed however it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
+import httpx
+import psutil
+from sqlalchemy.engine import make_url
+
+from referee.simulate import play_session
+from web.app.accounts import create_token
+from web.store import open_store
+from web.store.testing import PG_URL_ENV, TEST_SECRET, temporary_url
+
+CLI = str(Path(sys.executable).parent / "guandan-ref")
+DRAIN_S = 5.0
+"""After the schedule ends: how long outstanding requests and pushes may still finish."""
+RETRY_S = 0.5
+"""An agent's pause before resending what was not acknowledged."""
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Figures:
+    sent: int = 0
+    accepted: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    errors: int = 0
+    """Requests answered with anything but 200, or failing at the connection (then resent)."""
+    ingest_ms: list[float] = field(default_factory=list)
+    push_ms: list[float] = field(default_factory=list)
+    acked: dict[str, dict[int, tuple[str, float]]] = field(default_factory=dict)
+    """table -> seq -> (event id, monotonic time the agent got the acknowledgement)."""
+    seen: dict[str, dict[int, float]] = field(default_factory=dict)
+    """(viewer, table) key -> seq -> when that viewer first saw the table reach it."""
+
+
+def table_events(index: int, count: int) -> list[dict]:
+    """``count`` events of table L<index>'s seeded session, a ``tick`` between every two turns."""
+    table = f"L{index}"
+    out: list[dict] = []
+    session = play_session(index, {"NS": f"NS{index}", "EW": f"EW{index}"}, table=table)
+    for before, after in zip(session, session[1:] + [None]):
+        out.append(before)
+        if after is not None and before["type"] in ("play", "pass") and after["t"] > before["t"]:
+            out.append({"type": "tick", "t": round((before["t"] + after["t"]) / 2, 3), "table": table,
+                        "id": f"tick-{before['id']}"})
+    if count > len(out):
+        raise SystemExit(f"--seconds x --rate asks for {count} events per table; a session has {len(out)}")
+    return out[:count]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def loopback_only(url: str | None, what: str) -> None:
+    """The bench talks to this machine only: refuse a database or Redis elsewhere."""
+    if url is None:
+        return
+    host = make_url(url).host if "://" in url else None
+    if what == "--redis":
+        from urllib.parse import urlsplit
+
+        host = urlsplit(url).hostname
+    try:
+        local = host in ("localhost", None, "") or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    if not local:
+        raise SystemExit(f"{what} {url}: the load bench runs on loopback only")
+
+
+@contextmanager
+def server(args, data: Path):
+    """``guandan-ref serve`` on a scratch store; yields (base URL, its process, store URL)."""
+    with ExitStack() as stack:
+        if args.db:
+            os.environ[PG_URL_ENV] = args.db  # the scratch schema is made in this database
+        db = stack.enter_context(temporary_url("postgresql", data)) if args.db else None
+        port = free_port()
+        env = {**os.environ, "GUANDAN_SECRET_KEY": TEST_SECRET, "GUANDAN_ADMIN_PASSWORD": "load-bench-chief",
+               "GUANDAN_REDIS_NAMESPACE": f"load-{uuid.uuid4().hex[:8]}"}
+        cmd = [CLI, "serve", "--port", str(port), "--workers", str(args.workers), "--threads", str(args.threads)]
+        cmd += ["--db", db] if db else ["--data", str(data / "store")]
+        cmd += ["--redis", args.redis] if args.redis else []
+        log = (data / "serve.log").open("w")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"the server stopped at start: {(data / 'serve.log').read_text()[-2000:]}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("the server did not start within a minute") from None
+                    time.sleep(0.1)
+            yield f"http://127.0.0.1:{port}", proc, db or None
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 2)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
+
+
+async def agent(client: httpx.AsyncClient, table: str, token: str, events: list[dict], rate: float,
+                start: float, stop: float, fig: Figures) -> None:
+    """Post ``events`` on schedule (event k at ``start + k / rate``); resend until acknowledged."""
+    headers = {"Authorization": f"Bearer {token}"}
+    acked = fig.acked.setdefault(table, {})
+    for k, event in enumerate(events):
+        due = start + k / rate
+        now = time.monotonic()
+        if due > now:
+            await asyncio.sleep(due - now)
+        while time.monotonic() < stop:
+            fig.sent += 1
+            sent = time.monotonic()
+            try:
+                response = await client.post(f"/api/tables/{table}/events", json=event, headers=headers)
+            except httpx.HTTPError:
+                fig.errors += 1
+                await asyncio.sleep(RETRY_S)
+                continue
+            done = time.monotonic()
+            if response.status_code != 200:
+                fig.errors += 1
+                await asyncio.sleep(RETRY_S)
+                continue
+            fig.ingest_ms.append(1000 * (done - sent))
+            (result,) = response.json()["results"]
+            if result["status"] == "rejected":
+                fig.rejected += 1
+            else:
+                fig.duplicates += result["status"] == "duplicate"
+                fig.accepted += result["status"] == "accepted"
+                acked[result["seq"]] = (event["id"], done)
+            break
+
+
+async def viewer(client: httpx.AsyncClient, name: str, stop: float, fig: Figures) -> None:
+    """Hold the live stream, reconnecting with the last id; note when each table's seq arrives."""
+    last_id = None
+    while time.monotonic() < stop:
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        try:
+            async with client.stream("GET", "/api/stream", headers=headers,
+                                     timeout=httpx.Timeout(5.0, read=None)) as response:
+                data = None
+                async for line in response.aiter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:]
+                    elif line.startswith("data: "):
+                        data = line[6:]
+                    elif not line and data is not None:
+                        tile = json.loads(data)
+                        data = None
+                        seen = fig.seen.setdefault(f"{name}/{tile['table']}", {})
+                        seen.setdefault(tile["seq"], time.monotonic())
+                    if time.monotonic() >= stop:
+                        return
+        except httpx.HTTPError:
+            fig.errors += 1
+            await asyncio.sleep(RETRY_S)
+
+
+def push_latencies(fig: Figures, viewers: int) -> tuple[list[float], int]:
+    """Per viewer and acknowledged event: ack -> first time the viewer saw that seq or later."""
+    out, missed = [], 0
+    for table, acked in fig.acked.items():
+        for v in range(viewers):
+            seen = sorted(fig.seen.get(f"v{v}/{table}", {}).items())
+            for seq, (_, at) in acked.items():
+                got = next((when for s, when in seen if s >= seq), None)
+                if got is None:
+                    missed += 1
+                else:
+                    out.append(max(0.0, 1000 * (got - at)))
+    return out, missed
+
+
+def processes(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
+    """The server (gunicorn master and workers), PostgreSQL and Redis processes."""
+    root = psutil.Process(server_proc.pid)
+    found = {"server": [root, *root.children(recursive=True)], "postgresql": [], "redis": []}
+    for proc in psutil.process_iter(["name"]):
+        name = proc.info["name"] or ""
+        if name.startswith("postgres"):
+            found["postgresql"].append(proc)
+        elif name.startswith("redis-server"):
+            found["redis"].append(proc)
+    return found
+
+
+def cpu_seconds(procs: dict[str, list[psutil.Process]]) -> dict[str, float]:
+    total = {}
+    for role, group in procs.items():
+        seconds = 0.0
+        for proc in group:
+            try:
+                times = proc.cpu_times()
+                seconds += times.user + times.system
+            except psutil.Error:
+                pass
+        total[role] = seconds
+    return total
+
+
+def lost_events(store_url: str, fig: Figures) -> int:
+    """Acknowledged events not in the store at the seq they were acknowledged with."""
+    lost = 0
+    with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
+        for table, acked in fig.acked.items():
+            stored = {e["seq"]: str(e.get("id")) for e in store.events(table)}
+            lost += sum(1 for seq, (eid, _) in acked.items() if stored.get(seq) != str(eid))
+    return lost
+
+
+async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures) -> float:
+    limits = httpx.Limits(max_connections=args.tables + args.viewers + 10, max_keepalive_connections=args.tables + 10)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=10.0) as client:
+        start = time.monotonic() + 1.0  # viewers connect first
+        stop_agents = start + args.seconds + DRAIN_S
+        viewers = [asyncio.create_task(viewer(client, f"v{v}", stop_agents + DRAIN_S, fig))
+                   for v in range(args.viewers)]
+        await asyncio.gather(*(agent(client, table, tokens[table], events, args.rate, start, stop_agents, fig)
+                               for table, events in plan.items()))
+        ended = time.monotonic()
+        deadline = ended + DRAIN_S
+        want = {t: max(a) for t, a in fig.acked.items() if a}
+        while time.monotonic() < deadline and not all(
+                max(fig.seen.get(f"v{v}/{t}", {0: 0}), default=0) >= seq
+                for v in range(args.viewers) for t, seq in want.items()):
+            await asyncio.sleep(0.1)
+        for task in viewers:
+            task.cancel()
+        await asyncio.gather(*viewers, return_exceptions=True)
+        return ended - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--rate", type=float, default=2.0, help="events per second per table")
+    parser.add_argument("--viewers", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--db", metavar="URL", help="PostgreSQL on this machine (a scratch schema is used)")
+    parser.add_argument("--redis", metavar="URL", help="Redis on this machine (needed by --workers > 1)")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads per worker (default: enough for every viewer plus the agents)")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    args = parser.parse_args()
+    if min(args.tables, args.workers) < 1 or args.viewers < 0 or args.rate <= 0 or not 0 < args.seconds <= 600:
+        parser.error("--tables and --workers at least 1, --viewers at least 0, --rate above 0, --seconds 0..600")
+    loopback_only(args.db, "--db")
+    loopback_only(args.redis, "--redis")
+    if args.threads is None:
+        args.threads = -(-args.viewers // args.workers) + max(16, -(-args.tables // args.workers)) + 8
+    count = int(args.seconds * args.rate)
+    plan = {f"L{i}": table_events(i, count) for i in range(args.tables)}
+    fig = Figures()
+    with tempfile.TemporaryDirectory(prefix="guandan-load-") as tmp:
+        data = Path(tmp)
+        with server(args, data) as (base, proc, db):
+            store_url = db or f"sqlite:///{data / 'store' / 'guandan.sqlite3'}"
+            with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
+                tokens = {table: create_token(store, table) for table in plan}
+            procs = processes(proc)
+            bench_proc = psutil.Process()
+            before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
+            load_before = os.getloadavg()
+            wall = asyncio.run(run(args, base, tokens, plan, fig))
+            after, bench_after = cpu_seconds(procs), bench_proc.cpu_times()
+            load_after = os.getloadavg()
+            lost = lost_events(store_url, fig)
+    pushes, missed = push_latencies(fig, args.viewers)
+    cpu = {role: after[role] - before[role] for role in before}
+    busy = sum(cpu.values())
+    out = {
+        "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds,
+        "db": "postgresql" if args.db else "sqlite", "redis": bool(args.redis), "workers": args.workers,
+        "threads": args.threads,
+        "sent": fig.sent, "accepted": fig.accepted, "duplicates": fig.duplicates, "rejected": fig.rejected,
+        "errors": fig.errors, "lost": lost, "push_missed": missed,
+        "accepted_per_s": round(fig.accepted / wall, 1),
+        "ingest_p50_ms": percentile(fig.ingest_ms, 50), "ingest_p99_ms": percentile(fig.ingest_ms, 99),
+        "push_p50_ms": percentile(pushes, 50), "push_p99_ms": percentile(pushes, 99),
+        "cpu_pct_of_one_core": {role: round(100 * s / wall, 1) for role, s in cpu.items()},
+        "cpu_ms_per_event": round(1000 * busy / fig.accepted, 2) if fig.accepted else None,
+        "bench_client_cpu_pct": round(100 * ((bench_after.user + bench_after.system)
+                                             - (bench_before.user + bench_before.system)) / wall, 1),
+        "loadavg_1m": [round(load_before[0], 2), round(load_after[0], 2)],
+    }
+    print(f"{out['db']}{'+redis' if args.redis else ''}, {args.workers} worker(s): {args.tables} tables x "
+          f"{args.rate:g} events/s, {args.viewers} viewers, {wall:.0f} s")
+    print(f"  accepted {fig.accepted} ({out['accepted_per_s']}/s), errors {fig.errors}, lost {lost}, "
+          f"rejected {fig.rejected}, pushes missed {missed}")
+    print(f"  ingest p50 {out['ingest_p50_ms']} ms, p99 {out['ingest_p99_ms']} ms; "
+          f"push p50 {out['push_p50_ms']} ms, p99 {out['push_p99_ms']} ms")
+    print(f"  CPU (% of one core): {out['cpu_pct_of_one_core']}, {out['cpu_ms_per_event']} ms per event; "
+          f"bench client {out['bench_client_cpu_pct']}%; load average {out['loadavg_1m']}")
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
