@@ -25,6 +25,7 @@ from web.store.db import WRITE
 
 from . import accounts, context
 from .auth import requires
+from .broker import BrokerUnavailable
 from .models import Evidence
 from .openapi import spec
 from .public import public_events, summary
@@ -58,9 +59,11 @@ def _as_json(exc: HTTPException):
     return response
 
 
+@bp.errorhandler(BrokerUnavailable)
 @bp.errorhandler(OperationalError)
-def _unavailable(exc: OperationalError):
-    response = jsonify(error="the event store is unavailable; retry shortly")
+def _unavailable(exc: OperationalError | BrokerUnavailable):
+    what = "live updates are" if isinstance(exc, BrokerUnavailable) else "the event store is"
+    response = jsonify(error=f"{what} unavailable; retry shortly")
     response.status_code = 503
     response.headers["Retry-After"] = RETRY_AFTER_S
     return response
@@ -288,6 +291,8 @@ def stream():
                 if time.monotonic() - last > STREAM_KEEPALIVE_S:
                     last = time.monotonic()
                     yield ": keep-alive\n\n"
+        except BrokerUnavailable:  # Redis went away: end the stream; the page reconnects
+            return                  # with its Last-Event-ID and misses nothing
         finally:
             subscription.close()
 

@@ -12,9 +12,14 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from contextlib import contextmanager
 from typing import Protocol
 
 NAMESPACE = "guandan"
+
+
+class BrokerUnavailable(Exception):
+    """The broker (Redis) cannot be reached: the request is answered 503, to be retried."""
 
 
 class Subscription(Protocol):
@@ -85,13 +90,26 @@ class LocalBroker:
             return dict(self._health)
 
 
+@contextmanager
+def _reachable():
+    """Redis errors (server restarted, unreachable) as ``BrokerUnavailable``."""
+    import redis
+
+    try:
+        yield
+    except redis.RedisError as exc:
+        raise BrokerUnavailable(f"live updates unavailable (Redis: {exc})") from exc
+
+
 class _RedisSubscription:
     def __init__(self, client, channel: str):
         self._pubsub = client.pubsub(ignore_subscribe_messages=True)
-        self._pubsub.subscribe(channel)
+        with _reachable():
+            self._pubsub.subscribe(channel)
 
     def get(self, timeout: float) -> str | None:
-        message = self._pubsub.get_message(timeout=timeout)
+        with _reachable():
+            message = self._pubsub.get_message(timeout=timeout)
         if message is None or message.get("type") != "message":
             return None
         data = message["data"]
@@ -116,16 +134,20 @@ class RedisBroker:
         self._channel, self._health_key = f"{namespace}:tables", f"{namespace}:health"
 
     def publish(self, table_id: str) -> None:
-        self._client.publish(self._channel, table_id)
+        with _reachable():
+            self._client.publish(self._channel, table_id)
 
     def subscribe(self) -> _RedisSubscription:
         return _RedisSubscription(self._client, self._channel)
 
     def set_health(self, table_id: str, report: dict) -> None:
-        self._client.hset(self._health_key, table_id, json.dumps(report, sort_keys=True))
+        with _reachable():
+            self._client.hset(self._health_key, table_id, json.dumps(report, sort_keys=True))
 
     def health(self) -> dict[str, dict]:
-        return {k.decode(): json.loads(v) for k, v in self._client.hgetall(self._health_key).items()}
+        with _reachable():
+            stored = self._client.hgetall(self._health_key)
+        return {k.decode(): json.loads(v) for k, v in stored.items()}
 
 
 def make_broker(redis_url: str | None, namespace: str = NAMESPACE) -> Broker:

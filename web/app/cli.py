@@ -40,6 +40,21 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError, OSError) as exc:
         print(f"guandan-ref {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        failure = database_failure(exc)
+        if failure is None:
+            raise
+        print(f"guandan-ref {args.command}: error: {failure}", file=sys.stderr)
+        return 1
+
+
+def database_failure(exc: Exception) -> str | None:
+    """One line for a database that cannot be used (read-only, disk full, server gone)."""
+    errors = sys.modules.get("sqlalchemy.exc")  # loaded only by commands that use a database
+    if errors is None or not isinstance(exc, errors.OperationalError):
+        return None
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+    return f"the store cannot be used: {reason}; nothing of the failed transaction was written"
 
 
 if __name__ == "__main__":

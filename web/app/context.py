@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import current_app
 
 from web.store import Appended, Store, StoreError, get_store
 
-from .broker import Broker
+from .broker import Broker, BrokerUnavailable
 from .public import public_table
 from .tiles import Tiles
 from .timeline import Timelines
+
+log = logging.getLogger(__name__)
 
 
 def store() -> Store:
@@ -46,8 +50,17 @@ def append(events: list[dict]) -> list[Appended | StoreError]:
 
     The one place the app writes table events (agents and the referee console alike).
     """
-    outcomes = store().append_many(events)
+    outcomes = _writer(store())(events)
     for table_id in dict.fromkeys(e["table"] for e, o in zip(events, outcomes)
                                   if isinstance(o, Appended) and not o.duplicate):
-        broker().publish(table_id)
+        try:
+            broker().publish(table_id)
+        except BrokerUnavailable as exc:  # stored all the same; open pages resume from their
+            log.warning("table %s: %s", table_id, exc)  # Last-Event-ID when they reconnect
     return outcomes
+
+
+def _writer(store: Store):
+    """The store's door for concurrent requests: ``submit`` (group commit across the
+    worker's threads) where the store has it, else ``append_many`` (one transaction)."""
+    return getattr(store, "submit", None) or store.append_many

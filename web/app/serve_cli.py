@@ -1,4 +1,4 @@
-"""``guandan-ref serve``, ``user add`` and ``token create``: running the dashboard.
+"""``guandan-ref serve``, ``db upgrade``, ``user add`` and ``token create``: running the dashboard.
 
 ``serve`` runs the app on gunicorn with threaded workers (an open live page holds one
 thread for its event stream), never on Flask's development server. Several workers need
@@ -30,6 +30,12 @@ def register(sub) -> None:
                    help=f"threads per worker: each open live page holds one (default {THREADS_PER_WORKER})")
     p.set_defaults(handler=cmd_serve)
 
+    p = sub.add_parser("db", help="the store's database schema")
+    actions = p.add_subparsers(dest="action", required=True)
+    actions.add_parser("upgrade", parents=[common],
+                       help="apply the schema migrations (serve also does it on start)")
+    p.set_defaults(handler=cmd_db)
+
     p = sub.add_parser("user", help="dashboard logins")
     users = p.add_subparsers(dest="action", required=True)
     add = users.add_parser("add", parents=[common], help="add or replace a login (asks for the password)")
@@ -48,6 +54,28 @@ def register(sub) -> None:
 def _open(args):
     """The store the options name; a first start creates it (in a new or empty directory)."""
     return open_from_args(args, create=True)
+
+
+def cmd_db(args) -> int:
+    """Migrate the database to the newest revision of every branch (store, app); say which."""
+    from alembic.runtime.migration import MigrationContext
+
+    from web.store import store_url
+    from web.store.db import make_engine, upgrade
+
+    engine = make_engine(store_url(args.db, args.data))
+    try:
+        def revisions() -> str:
+            with engine.connect() as conn:
+                return ", ".join(sorted(MigrationContext.configure(conn).get_current_heads())) or "empty"
+
+        before = revisions()
+        upgrade(engine)
+        after = revisions()
+    finally:
+        engine.dispose()
+    print(f"database at {after}" + ("" if after == before else f" (was {before})"))
+    return 0
 
 
 def cmd_user(args) -> int:
