@@ -261,3 +261,57 @@ def check_stored_exactly_once(store_url: str, agents: list[Agent]) -> None:
             assert {e["id"]: e["seq"] for e in stored} == agent.acked
         report = store.verify(rederive=True)
         assert report.ok, report.problems
+
+
+class Viewer:
+    """A viewer on ``/api/stream`` in a thread of its own: reconnects with its
+    ``Last-Event-ID`` whenever the stream ends or is refused, as a browser does."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.last_id: str | None = None
+        self.seqs: dict[str, int] = {}
+        self.refusals: list[tuple[int, str | None]] = []
+        """(status, Retry-After) of every refused connection."""
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Viewer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=httpx.Timeout(5.0, read=2.0)) as client:
+            while not self._stop.is_set():
+                headers = {"Last-Event-ID": self.last_id} if self.last_id else {}
+                try:
+                    with client.stream("GET", f"{self.base}/api/stream", headers=headers) as response:
+                        if response.status_code != 200:
+                            self.refusals.append((response.status_code, response.headers.get("Retry-After")))
+                            time.sleep(0.2)
+                            continue
+                        self.connections += 1
+                        self._read(response)
+                except httpx.HTTPError:  # a read timeout (no keep-alive yet) or a dropped stream
+                    time.sleep(0.1)
+
+    def _read(self, response) -> None:
+        data = None
+        for line in response.iter_lines():
+            if self._stop.is_set():
+                return
+            if line.startswith("id: "):
+                self.last_id = line[4:]
+            elif line.startswith("data: "):
+                data = line[6:]
+            elif not line and data is not None:
+                import json
+
+                tile = json.loads(data)
+                self.seqs[tile["table"]] = max(self.seqs.get(tile["table"], 0), tile["seq"])
+                data = None

@@ -53,8 +53,10 @@ def database_failure(exc: Exception) -> str | None:
     errors = sys.modules.get("sqlalchemy.exc")  # loaded only by commands that use a database
     if errors is None or not isinstance(exc, errors.OperationalError):
         return None
-    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-    return f"the store cannot be used: {reason}; nothing of the failed transaction was written"
+    cause = getattr(exc, "orig", None) or exc
+    reason = str(cause).strip().splitlines()[0]
+    hint = " (is the data directory writable, with free space?)" if type(cause).__module__ == "sqlite3" else ""
+    return f"the store cannot be used: {reason}{hint}; nothing of the failed write was kept"
 
 
 if __name__ == "__main__":
