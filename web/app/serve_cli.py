@@ -57,13 +57,20 @@ def _open(args):
 
 
 def cmd_db(args) -> int:
-    """Migrate the database to the newest revision of every branch (store, app); say which."""
+    before, after = migrate(args.db, args.data)
+    print(f"database at {after}" + ("" if after == before else f" (was {before})"))
+    return 0
+
+
+def migrate(db: str | None, data: str | None) -> tuple[str, str]:
+    """Migrate the database to the newest revision of every branch (store, app), once, before
+    any worker opens it; the revisions before and after."""
     from alembic.runtime.migration import MigrationContext
 
     from web.store import store_url
     from web.store.db import make_engine, upgrade
 
-    engine = make_engine(store_url(args.db, args.data))
+    engine = make_engine(store_url(db, data))
     try:
         def revisions() -> str:
             with engine.connect() as conn:
@@ -71,11 +78,9 @@ def cmd_db(args) -> int:
 
         before = revisions()
         upgrade(engine)
-        after = revisions()
+        return before, revisions()
     finally:
         engine.dispose()
-    print(f"database at {after}" + ("" if after == before else f" (was {before})"))
-    return 0
 
 
 def cmd_user(args) -> int:

@@ -34,7 +34,12 @@ class _QuietResponse(gunicorn.http.wsgi.Response):
         return [h for h in super().default_headers() if not h.lower().startswith("server:")]
 
 
-def run(bind: str, workers: int, threads: int) -> None:
+def hide_server_header() -> None:
+    """Gunicorn's answers carry no ``Server`` header (call before it serves)."""
     gunicorn.http.wsgi.Response = _QuietResponse
+
+
+def run(bind: str, workers: int, threads: int) -> None:
+    hide_server_header()
     _Server({"bind": bind, "workers": workers, "threads": threads, "worker_class": "gthread",
              "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "forwarded_allow_ips": "127.0.0.1"}).run()

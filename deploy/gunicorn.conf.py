@@ -1,0 +1,40 @@
+"""Gunicorn settings for one host of a hall: several threaded workers on PostgreSQL + Redis.
+
+Run on each host (the same file, the same environment):
+
+    gunicorn -c deploy/gunicorn.conf.py 'web.app.wsgi:create()'
+
+Everything site-specific comes from the environment (see deploy/README.md):
+``GUANDAN_DB_URL``, ``GUANDAN_REDIS_URL``, ``GUANDAN_SECRET_KEY`` (one key shared by every
+host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_THREADS``.
+"""
+
+import os
+
+from web.app.serve_cli import migrate
+from web.app.wsgi import hide_server_header
+
+bind = os.environ.get("GUANDAN_BIND", "127.0.0.1:5000")
+workers = int(os.environ.get("GUANDAN_WORKERS", "2"))
+# Every open live page holds one thread for its event stream: size threads x workers for
+# the viewers one host is to carry, plus the table agents' short requests.
+threads = int(os.environ.get("GUANDAN_THREADS", "128"))
+worker_class = "gthread"
+timeout = 60
+graceful_timeout = 5
+keepalive = 5
+accesslog = "-"
+# The proxy in front (one address for the hall) is the only client allowed to name the
+# visitor's address; the login rate limit counts per visitor.
+forwarded_allow_ips = os.environ.get("GUANDAN_PROXY_IPS", "127.0.0.1")
+
+
+def on_starting(server) -> None:
+    """Migrate once in the master, before any worker opens the store."""
+    hide_server_header()
+    if not os.environ.get("GUANDAN_DB_URL"):
+        raise SystemExit("GUANDAN_DB_URL is not set: a hall runs on PostgreSQL (see deploy/README.md)")
+    if workers > 1 and not os.environ.get("GUANDAN_REDIS_URL"):
+        raise SystemExit("several workers need GUANDAN_REDIS_URL for live updates")
+    before, after = migrate(os.environ["GUANDAN_DB_URL"], None)
+    server.log.info("database at %s%s", after, "" if after == before else f" (was {before})")
