@@ -49,8 +49,8 @@ def guandan(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=ENV, timeout=120)
 
 
-def write_sessions(path: Path, tables: int) -> dict[str, list[dict]]:
-    events = {f"F{i}": session_of(f"F{i}", i, 10_000) for i in range(tables)}
+def write_sessions(path: Path, tables: int, count: int = 10_000) -> dict[str, list[dict]]:
+    events = {f"F{i}": session_of(f"F{i}", i, count) for i in range(tables)}
     path.write_text("".join(json.dumps(e) + "\n" for table in events.values() for e in table))
     return events
 
@@ -110,7 +110,7 @@ def test_a_full_disk_under_the_api_is_503_then_recovers(tmp_path):
 
 
 def test_a_read_only_data_directory_is_one_clear_line_and_changes_nothing(tmp_path):
-    events = write_sessions(tmp_path / "hall.jsonl", tables=1)
+    events = write_sessions(tmp_path / "hall.jsonl", tables=1, count=250)
     first = tmp_path / "first.jsonl"
     first.write_text("".join(json.dumps(e) + "\n" for e in events["F0"][:100]))
     data = tmp_path / "data"

@@ -40,6 +40,8 @@ RETRY_AFTER_S = "2"
 HEALTH_FIELDS = {"fps": (int, float), "last_read": (int, float), "outbox": (int,),
                  "calibration": (str,), "camera": (str,), "rfid": (str,)}
 STREAM_KEEPALIVE_S = 15.0
+STREAM_BURST = 500
+"""Notices a stream takes at once (those that queued while it was writing; one per table)."""
 STREAM_MAX_S = 300.0
 """A stream ends after this long; the browser reconnects with its Last-Event-ID."""
 
@@ -260,27 +262,31 @@ def stream():
     tiles = context.tiles()
     opened = time.monotonic()  # a change before this was not noticed: read tiles after it
 
-    def message(table_id: str, force: bool, fresh_after: float) -> str | None:
+    def message(table_id: str, force: bool, fresh_after: float) -> str:
         """The event for a table; unless ``force``d (a notice came), only if its seq moved."""
         current = tiles.get(table_id, fresh_after)
-        if not force and seen.get(table_id) == current["seq"]:
-            return None
-        seen[table_id] = current["seq"]
-        data = json.dumps(current, ensure_ascii=False, separators=(",", ":"))
-        return f"id: {json.dumps(seen, separators=(',', ':'))}\nevent: table\ndata: {data}\n\n"
+        if not force and seen.get(table_id) == current.data["seq"]:
+            return ""
+        seen[table_id] = current.data["seq"]
+        return f"event: table\nid: {json.dumps(seen, separators=(',', ':'))}\ndata: {current.text}\n\n"
 
     def events():
         try:
             yield "retry: 1000\n\n"
             for table_id in table_ids():
-                yield message(table_id, force=False, fresh_after=opened) or ""
+                yield message(table_id, force=False, fresh_after=opened)
             delayed: set[str] = set()  # tables whose public view still lags their head
             started = last = time.monotonic()
             while time.monotonic() - started < STREAM_MAX_S:
-                changed = subscription.get(timeout=1.0)
+                moved, changed = set(), subscription.get(timeout=1.0)
                 noticed = time.monotonic()
-                for table_id in sorted(delayed | ({changed} if changed else set())):
-                    text = message(table_id, force=table_id == changed, fresh_after=noticed)
+                while changed is not None and len(moved) < STREAM_BURST:  # take what queued up meanwhile
+                    moved.add(changed)
+                    changed = subscription.get(timeout=0)
+                if changed is not None:
+                    moved.add(changed)
+                for table_id in sorted(delayed | moved):
+                    text = message(table_id, force=table_id in moved, fresh_after=noticed)
                     if text:
                         last = time.monotonic()
                         yield text

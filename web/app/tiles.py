@@ -10,9 +10,17 @@ begun later sees it. No tile is ever older than the notice that asked for it.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Tile(NamedTuple):
+    data: dict
+    text: str
+    """``data`` as compact JSON, serialised once for every stream."""
 
 
 class Tiles:
@@ -20,11 +28,11 @@ class Tiles:
 
     def __init__(self, build: Callable[[str], dict]):
         self._build = build
-        self._cache: dict[str, tuple[float, dict]] = {}
+        self._cache: dict[str, tuple[float, Tile]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, table_id: str, fresh_after: float) -> dict:
+    def get(self, table_id: str, fresh_after: float) -> Tile:
         """The tile of ``table_id`` as read no earlier than ``fresh_after`` (``time.monotonic``)."""
         with self._guard:
             lock = self._locks.setdefault(table_id, threading.Lock())
@@ -33,6 +41,7 @@ class Tiles:
             if cached is not None and cached[0] >= fresh_after:
                 return cached[1]
             started = time.monotonic()
-            tile = self._build(table_id)
+            data = self._build(table_id)
+            tile = Tile(data, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
             self._cache[table_id] = (started, tile)
             return tile
