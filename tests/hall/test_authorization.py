@@ -6,6 +6,7 @@ login rate limit holding across two workers that share Redis."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import httpx
@@ -19,6 +20,7 @@ from web.store.testing import temporary_url
 RANK = {"anonymous": 0, "viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
 NEED = {"public": 0, "scorer": 1, "referee": 2}
 JPEG = b"\xff\xd8\xff\xe0" + b"hall" * 8
+ADDRESSES = itertools.count(1)
 
 # (method, path, who may: public | scorer | referee | agent). Every rule of the URL map
 # is here (checked below), so a new route cannot be added without its line.
@@ -64,7 +66,7 @@ AGENT_BODIES = {"events": ({"json": {"type": "tick", "t": 99.0, "id": "tick-99"}
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
     with temporary_url("sqlite", tmp_path_factory.mktemp("authz")) as url:
-        app = make_app(url, RATELIMIT_ENABLED=False)  # the limit has a test of its own
+        app = make_app(url)
         store = get_store(app)
         keys = {t: create_token(store, t) for t in ("T1", "T2")}
         agent = app.test_client()
@@ -82,7 +84,10 @@ def _bearer(token: str) -> dict:
 
 
 def client_as(app, role: str):
+    """A browser of its own (its own address: the login limit has a test of its own)."""
     client = app.test_client()
+    n = next(ADDRESSES)
+    client.environ_base["REMOTE_ADDR"] = f"10.0.{n // 250}.{n % 250 + 1}"
     if role != "anonymous":
         login(client, role)
     return client

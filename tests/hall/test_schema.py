@@ -18,7 +18,7 @@ from web.store.testing import temporary_url
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
     with temporary_url("sqlite", tmp_path_factory.mktemp("schema")) as url:
-        app = make_app(url, RATELIMIT_ENABLED=False)
+        app = make_app(url)
         token = create_token(get_store(app), "T1")
         response = app.test_client().post("/api/tables/T1/events", json=session_events(),
                                           headers={"Authorization": f"Bearer {token}"})
