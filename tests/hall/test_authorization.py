@@ -201,3 +201,20 @@ def test_the_login_limit_holds_across_workers_sharing_redis(serve, tmp_path, pri
             statuses.append(client.post("/login", data={"name": "referee", "password": "wrong",
                                                          "csrf_token": token}).status_code)
     assert statuses[:10] == [401] * 10 and statuses[10:] == [429, 429]
+
+
+def test_a_replaced_token_stops_working_within_the_cache_time(hall, monkeypatch):
+    import time
+
+    from web.app import api
+
+    app, _, _ = hall
+    monkeypatch.setattr(api, "TOKEN_CACHE_S", 0.3)
+    old = create_token(get_store(app), "T3")
+    client = app.test_client()
+    tick = {"type": "tick", "t": 1.0}
+    assert client.post("/api/tables/T3/events", json=tick, headers=_bearer(old)).status_code == 200
+    new = create_token(get_store(app), "T3")
+    assert client.post("/api/tables/T3/events", json=tick, headers=_bearer(new)).status_code == 200
+    time.sleep(0.4)
+    assert client.post("/api/tables/T3/events", json=tick, headers=_bearer(old)).status_code == 401
