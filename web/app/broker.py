@@ -12,10 +12,16 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from contextlib import contextmanager
 from typing import Protocol
 
 NAMESPACE = "guandan"
+LISTEN_WAIT_S = 1.0
+"""How long a new stream waits for its worker's Redis subscription before a 503."""
+RESUBSCRIBE_S = 0.2
+LISTENER_IDLE_S = 60.0
+"""A worker's listener stops after this long without open streams (and restarts with one)."""
 
 
 class BrokerUnavailable(Exception):
@@ -42,13 +48,25 @@ class Broker(Protocol):
 class _LocalSubscription:
     def __init__(self, broker: LocalBroker):
         self._broker = broker
-        self._queue: queue.Queue[str] = queue.Queue(maxsize=10_000)
+        self._queue: queue.Queue[str | None] = queue.Queue(maxsize=10_000)
+        self.gone: str | None = None
+        """Why this subscription was cut (its stream then ends; the page resumes from its id)."""
 
     def get(self, timeout: float) -> str | None:
         try:
-            return self._queue.get(timeout=timeout)
+            item = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
         except queue.Empty:
-            return None
+            item = None
+        if self.gone is not None:
+            raise BrokerUnavailable(self.gone)
+        return item
+
+    def cut(self, reason: str) -> None:
+        self.gone = reason
+        try:
+            self._queue.put_nowait(None)  # wake its reader
+        except queue.Full:
+            pass
 
     def close(self) -> None:
         self._broker._drop(self)
@@ -68,14 +86,26 @@ class LocalBroker:
         for sub in subs:
             try:
                 sub._queue.put_nowait(table_id)
-            except queue.Full:  # a stalled client: it resynchronises from its Last-Event-ID
-                pass
+            except queue.Full:  # a stalled client: cut it; it resumes from its Last-Event-ID
+                self._drop(sub)
+                sub.cut("the stream fell behind; reconnect")
 
     def subscribe(self) -> _LocalSubscription:
         sub = _LocalSubscription(self)
         with self._lock:
             self._subs.add(sub)
         return sub
+
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+    def cut_all(self, reason: str) -> None:
+        """End every open subscription (their pages reconnect and resume)."""
+        with self._lock:
+            subs, self._subs = list(self._subs), set()
+        for sub in subs:
+            sub.cut(reason)
 
     def _drop(self, sub: _LocalSubscription) -> None:
         with self._lock:
@@ -101,29 +131,16 @@ def _reachable():
         raise BrokerUnavailable(f"live updates unavailable (Redis: {exc})") from exc
 
 
-class _RedisSubscription:
-    def __init__(self, client, channel: str):
-        self._pubsub = client.pubsub(ignore_subscribe_messages=True)
-        with _reachable():
-            self._pubsub.subscribe(channel)
-
-    def get(self, timeout: float) -> str | None:
-        with _reachable():
-            message = self._pubsub.get_message(timeout=timeout)
-        if message is None or message.get("type") != "message":
-            return None
-        data = message["data"]
-        return data.decode() if isinstance(data, bytes) else data
-
-    def close(self) -> None:
-        self._pubsub.close()
-
-
 class RedisBroker:
     """The same messages over Redis pub/sub; health reports in one Redis hash.
 
-    ``namespace`` prefixes the channel and the hash, so that two halls (or two test
-    runs) can share one Redis server.
+    Each worker process holds one Redis subscription, read by one listener thread that
+    hands each notice to the process's open streams (a ``LocalBroker``): Redis sends a
+    notice once per worker, not once per open page. If Redis goes away the listener cuts
+    every open stream (their pages reconnect and resume from their ``Last-Event-ID``),
+    new streams are refused with 503, and it subscribes again by itself. ``namespace``
+    prefixes the channel and the hash, so that two halls (or two test runs) can share
+    one Redis server.
     """
 
     def __init__(self, url: str, namespace: str = NAMESPACE):
@@ -132,13 +149,52 @@ class RedisBroker:
         self._client = redis.Redis.from_url(url)
         self._client.ping()  # fail at start-up, not at the first event
         self._channel, self._health_key = f"{namespace}:tables", f"{namespace}:health"
+        self._local = LocalBroker()
+        self._listening = threading.Event()
+        self._listener: threading.Thread | None = None
+        self._guard = threading.Lock()
 
     def publish(self, table_id: str) -> None:
         with _reachable():
             self._client.publish(self._channel, table_id)
 
-    def subscribe(self) -> _RedisSubscription:
-        return _RedisSubscription(self._client, self._channel)
+    def subscribe(self) -> _LocalSubscription:
+        for _ in range(2):  # a listener that was just stopping for idleness is started again
+            with self._guard:  # started lazily: in the worker, after gunicorn forked
+                if self._listener is None or not self._listener.is_alive():
+                    self._listener = threading.Thread(target=self._listen, name="guandan-redis-listener",
+                                                      daemon=True)
+                    self._listener.start()
+            if self._listening.wait(timeout=LISTEN_WAIT_S):
+                return self._local.subscribe()
+            if self._listener.is_alive():  # alive but not subscribed: Redis is down
+                break
+        raise BrokerUnavailable("live updates unavailable (Redis: not subscribed)")
+
+    def _listen(self) -> None:
+        """Relay notices while anyone listens in this process; re-subscribe after a failure."""
+        import redis
+
+        idle_since = time.monotonic()
+        while time.monotonic() - idle_since < LISTENER_IDLE_S:
+            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            try:
+                pubsub.subscribe(self._channel)
+                self._listening.set()
+                while time.monotonic() - idle_since < LISTENER_IDLE_S:
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is not None and message.get("type") == "message":
+                        data = message["data"]
+                        self._local.publish(data.decode() if isinstance(data, bytes) else data)
+                    if self._local.subscribers():
+                        idle_since = time.monotonic()
+            except redis.RedisError as exc:
+                self._listening.clear()
+                self._local.cut_all(f"live updates unavailable (Redis: {exc})")
+                time.sleep(RESUBSCRIBE_S)
+            finally:
+                self._listening.clear()
+                pubsub.close()
 
     def set_health(self, table_id: str, report: dict) -> None:
         with _reachable():
