@@ -235,13 +235,16 @@ def push_latencies(fig: Figures, viewers: int) -> tuple[list[float], int]:
     return out, missed
 
 
-def processes(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
-    """The server (gunicorn master and workers), PostgreSQL and Redis processes."""
-    root = psutil.Process(server_proc.pid)
-    found = {"server": [root, *root.children(recursive=True)], "postgresql": [], "redis": []}
-    for proc in psutil.process_iter(["name"]):
+def roots(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
+    """The server (gunicorn's master), PostgreSQL's postmaster and the Redis servers."""
+    found = {"server": [psutil.Process(server_proc.pid)], "postgresql": [], "redis": []}
+    for proc in psutil.process_iter(["name", "ppid"]):
         name = proc.info["name"] or ""
-        if name.startswith("postgres"):
+        try:
+            parent = psutil.Process(proc.info["ppid"]).name() if proc.info["ppid"] else ""
+        except psutil.Error:
+            parent = ""
+        if name.startswith("postgres") and not parent.startswith("postgres"):
             found["postgresql"].append(proc)
         elif name.startswith("redis-server"):
             found["redis"].append(proc)
@@ -249,15 +252,22 @@ def processes(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
 
 
 def cpu_seconds(procs: dict[str, list[psutil.Process]]) -> dict[str, float]:
+    """CPU of each root and all its descendants, the exited ones included (their parent
+    reaped them: a PostgreSQL backend lives as long as its connection)."""
     total = {}
     for role, group in procs.items():
         seconds = 0.0
-        for proc in group:
+        for root in group:
             try:
-                times = proc.cpu_times()
-                seconds += times.user + times.system
+                family = [root, *root.children(recursive=True)]
             except psutil.Error:
-                pass
+                continue
+            for proc in family:
+                try:
+                    t = proc.cpu_times()
+                    seconds += t.user + t.system + t.children_user + t.children_system
+                except psutil.Error:
+                    pass
         total[role] = seconds
     return total
 
@@ -322,7 +332,7 @@ def main() -> None:
             store_url = db or f"sqlite:///{data / 'store' / 'guandan.sqlite3'}"
             with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
                 tokens = {table: create_token(store, table) for table in plan}
-            procs = processes(proc)
+            procs = roots(proc)
             bench_proc = psutil.Process()
             before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
             load_before = os.getloadavg()
