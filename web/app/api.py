@@ -286,7 +286,7 @@ def stream():
         if not force and seen.get(table_id) == current.data["seq"]:
             return ""
         seen[table_id] = current.data["seq"]
-        return f"event: table\nid: {json.dumps(seen, separators=(',', ':'))}\ndata: {current.text}\n\n"
+        return f"id: {json.dumps(seen, separators=(',', ':'))}\nevent: table\ndata: {current.text}\n\n"
 
     def events():
         try:
