@@ -46,10 +46,12 @@ import httpx
 import psutil
 from sqlalchemy.engine import make_url
 
-from referee.simulate import play_session
-from web.app.accounts import create_token
-from web.store import open_store
-from web.store.testing import PG_URL_ENV, TEST_SECRET, temporary_url
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test support below
+
+from referee.simulate import play_session  # noqa: E402
+from tests.store.support import PG_URL_ENV, TEST_SECRET, temporary_url  # noqa: E402
+from web.app.accounts import create_token  # noqa: E402
+from web.store import open_store  # noqa: E402
 
 CLI = str(Path(sys.executable).parent / "guandan-ref")
 DRAIN_S = 5.0

@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from referee.simulate import play_session
 from web.app.accounts import create_token
 from web.store import open_store
-from web.store.testing import TEST_SECRET, temporary_url
+from tests.store.support import TEST_SECRET, temporary_url
 
 CLI = str(Path(sys.executable).parent / "guandan-ref")
 START_TIMEOUT_S = 30.0

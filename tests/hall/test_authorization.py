@@ -15,7 +15,7 @@ import pytest
 from tests.app.conftest import PASSWORD, ROLES, csrf_of, hidden_faces, login, make_app, session_events
 from web.app.accounts import add_user, create_token
 from web.store import get_store
-from web.store.testing import temporary_url
+from tests.store.support import temporary_url
 
 RANK = {"anonymous": 0, "viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
 NEED = {"public": 0, "scorer": 1, "referee": 2}
@@ -188,7 +188,7 @@ def test_security_headers_on_every_answer(hall, method, path, need):
 
 def test_the_login_limit_holds_across_workers_sharing_redis(serve, tmp_path, private_redis):
     from web.store import open_store
-    from web.store.testing import TEST_SECRET
+    from tests.store.support import TEST_SECRET
 
     with open_store(None, str(tmp_path / "data"), TEST_SECRET) as store:
         add_user(store, "referee", "referee", PASSWORD)

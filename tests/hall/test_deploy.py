@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import create_engine, text
 
-from web.store.testing import TEST_SECRET
+from tests.store.support import TEST_SECRET
 
 from .conftest import free_port, wait_for_port
 

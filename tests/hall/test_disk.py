@@ -19,7 +19,7 @@ import pytest
 from web.app import create_app
 from web.app.broker import LocalBroker
 from web.store import data_url, get_store, open_store
-from web.store.testing import TEST_SECRET
+from tests.store.support import TEST_SECRET
 
 from .conftest import session_of, tokens
 
@@ -80,6 +80,7 @@ def test_import_onto_a_full_disk_is_one_clear_line_and_no_half_table(tmp_path):
 
 def test_a_full_disk_under_the_api_is_503_then_recovers(tmp_path):
     with mounted(tmp_path / "disk", "-t", "tmpfs", "-o", "size=3m", "tmpfs") as disk:
+        (disk / "data").mkdir()
         url = data_url(disk / "data")
         app = create_app({"STORE_URL": url, "GUANDAN_SECRET_KEY": TEST_SECRET, "TESTING": True,
                           "BROKER": LocalBroker()})

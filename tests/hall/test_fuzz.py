@@ -23,7 +23,7 @@ from tests.app.conftest import make_app
 from web.app.accounts import create_token
 from web.app.cli import main
 from web.store import get_store
-from web.store.testing import temporary_url
+from tests.store.support import temporary_url
 
 SESSION = play_session(7, {"NS": "A", "EW": "B"}, table="Z1")[:40]
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,

@@ -12,7 +12,7 @@ from schemathesis.checks import content_type_conformance, not_a_server_error, re
 from tests.app.conftest import make_app, session_events
 from web.app.accounts import create_token
 from web.store import get_store
-from web.store.testing import temporary_url
+from tests.store.support import temporary_url
 
 
 @pytest.fixture(scope="module")

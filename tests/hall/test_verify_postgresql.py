@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 
 from web.store.db import head_revisions
-from web.store.testing import TEST_SECRET
+from tests.store.support import TEST_SECRET
 
 from .conftest import Agent, run_agents, session_of, tokens
 
@@ -46,7 +46,7 @@ def test_a_tamper_in_postgresql_is_named_by_table_and_seq(serve, pg_url, private
     assert any(line.startswith("table V1:") and "snapshot" in line and "200" in line for line in lines), lines
     assert any(line.startswith("table V2:") and "seq 57" in line for line in lines), lines
     assert any(line.startswith("table V3:") and "230" in line for line in lines), lines
-    assert lines[-1].startswith("BROKEN (3 table(s))")
+    assert lines[-1].startswith("BROKEN (3 finding(s))")
 
 
 def test_db_upgrade_migrates_an_empty_database_once(pg_url):

@@ -16,7 +16,7 @@ import time
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 from sqlalchemy import insert, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, PendingRollbackError
 from werkzeug.exceptions import HTTPException
 
 from referee.jsontext import DEFAULT_LIMITS, JSONTextError, Limits, loads
@@ -65,7 +65,8 @@ def _as_json(exc: HTTPException):
 
 @bp.errorhandler(BrokerUnavailable)
 @bp.errorhandler(OperationalError)
-def _unavailable(exc: OperationalError | BrokerUnavailable):
+@bp.errorhandler(PendingRollbackError)  # the connection died mid-transaction: nothing was committed
+def _unavailable(exc: OperationalError | PendingRollbackError | BrokerUnavailable):
     what = "live updates are" if isinstance(exc, BrokerUnavailable) else "the event store is"
     response = jsonify(error=f"{what} unavailable; retry shortly")
     response.status_code = 503

@@ -65,16 +65,13 @@ def cmd_db(args) -> int:
 def migrate(db: str | None, data: str | None) -> tuple[str, str]:
     """Migrate the database to the newest revision of every branch (store, app), once, before
     any worker opens it; the revisions before and after."""
-    from alembic.runtime.migration import MigrationContext
-
     from web.store import store_url
-    from web.store.db import make_engine, upgrade
+    from web.store.db import current_revisions, make_engine, upgrade
 
     engine = make_engine(store_url(db, data))
     try:
         def revisions() -> str:
-            with engine.connect() as conn:
-                return ", ".join(sorted(MigrationContext.configure(conn).get_current_heads())) or "empty"
+            return ", ".join(sorted(current_revisions(engine))) or "empty"
 
         before = revisions()
         upgrade(engine)
