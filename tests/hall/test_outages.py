@@ -21,7 +21,7 @@ from .conftest import (
     when,
 )
 
-RECOVERY_S = 5.0
+RECOVERY_S = 10.0
 
 
 def test_terminated_postgresql_backends_are_503s_then_recover(serve, pg_url):
