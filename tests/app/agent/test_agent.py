@@ -2,12 +2,11 @@
 
 import cv2
 import numpy as np
-import pytest
 
 from recognizer.training.table_video import Act, Script, TableRenderer, TruthReading, TruthReaders
 from recognizer.table.watcher import TableWatcher
 from referee.cards import parse_cards
-from referee.events import EVENT_TYPES, parse_event
+from referee.events import parse_event
 from web.app.agent.agent import TableAgent
 from web.app.agent.outbox import Outbox
 
@@ -110,9 +109,6 @@ def test_observations_completed_in_one_frame_leave_in_the_order_of_their_dates(t
     assert sent == [("play", "E", 0.6), ("pass", "W", 0.7)]
 
 
-needs_fault = pytest.mark.skipif("fault" not in EVENT_TYPES, reason="the event contract has no 'fault' type yet")
-
-
 def run_frames(agent, frames):
     for index, (t, image) in enumerate(frames):
         agent.frame(index, t, image)
@@ -122,7 +118,6 @@ def clip_frames(script, fps=8):
     return [(f.t, f.image) for f in TableRenderer(script, size=(960, 540), fps=fps).frames()]
 
 
-@needs_fault
 def test_black_frames_are_a_camera_fault_never_plays(tmp_path):
     truth = TruthReaders()
     outbox = Outbox(tmp_path / "o.sqlite")
@@ -147,7 +142,6 @@ class NoCards:
         return TruthReading([])
 
 
-@needs_fault
 def test_lost_markers_are_a_camera_fault(tmp_path):
     outbox = Outbox(tmp_path / "o.sqlite")
     agent = TableAgent("T1", outbox, TableWatcher(NoCards()))
@@ -159,7 +153,6 @@ def test_lost_markers_are_a_camera_fault(tmp_path):
     assert "calibration lost" in fault["message"] and agent.status.calibration == "lost"
 
 
-@needs_fault
 def test_a_reader_that_is_not_there_is_an_rfid_fault(tmp_path):
     from hardware.link import ReaderLink, port_opener
     from hardware.protocols import protocol_class
