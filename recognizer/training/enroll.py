@@ -25,7 +25,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from recognizer.crops import N_CLASSES, NOT_INDEX, to_tensor
+from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
 from recognizer.reader import MODELS, IndexDetector, _session
 from recognizer.training.synth.decks import RENDER_H, RealDeck

@@ -14,8 +14,6 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from web.app import create_app
 from web.app.broker import LocalBroker
 from web.store import data_url, get_store, open_store
