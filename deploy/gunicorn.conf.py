@@ -11,8 +11,9 @@ host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_THREADS``.
 
 import os
 
+from web.app.broker import check_reachable
 from web.app.serve_cli import migrate
-from web.app.wsgi import hide_server_header
+from web.app.wsgi import hide_server_header, worker_ready
 
 bind = os.environ.get("GUANDAN_BIND", "127.0.0.1:5000")
 workers = int(os.environ.get("GUANDAN_WORKERS", "2"))
@@ -27,6 +28,7 @@ accesslog = "-"
 # The proxy in front (one address for the hall) is the only client allowed to name the
 # visitor's address; the login rate limit counts per visitor.
 forwarded_allow_ips = os.environ.get("GUANDAN_PROXY_IPS", "127.0.0.1")
+post_worker_init = worker_ready
 
 
 def on_starting(server) -> None:
@@ -36,5 +38,7 @@ def on_starting(server) -> None:
         raise SystemExit("GUANDAN_DB_URL is not set: a hall runs on PostgreSQL (see deploy/README.md)")
     if workers > 1 and not os.environ.get("GUANDAN_REDIS_URL"):
         raise SystemExit("several workers need GUANDAN_REDIS_URL for live updates")
+    if os.environ.get("GUANDAN_REDIS_URL"):
+        check_reachable(os.environ["GUANDAN_REDIS_URL"])
     before, after = migrate(os.environ["GUANDAN_DB_URL"], None)
     server.log.info("database at %s%s", after, "" if after == before else f" (was {before})")

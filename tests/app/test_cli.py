@@ -59,6 +59,12 @@ def test_several_workers_need_redis(tmp_path, capsys):
     assert "--redis" in capsys.readouterr().err
 
 
+def test_an_unreachable_redis_is_named_at_start(tmp_path, capsys):
+    unused = f"redis://127.0.0.1:{free_port()}/0"
+    assert main(["serve", "--data", str(tmp_path), "--workers", "2", "--redis", unused]) == 2
+    assert f"cannot reach Redis at {unused}" in capsys.readouterr().err
+
+
 @contextmanager
 def serving(data: Path, *extra: str, env: dict | None = None):
     port = free_port()

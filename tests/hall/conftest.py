@@ -4,6 +4,7 @@ disturbs nobody else), and table agents that resend until acknowledged."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -22,6 +23,7 @@ from sqlalchemy.engine import make_url
 
 from referee.simulate import play_session
 from web.app.accounts import create_token
+from web.app.api import STREAM_KEEPALIVE_S
 from web.store import open_store
 from tests.store.support import TEST_SECRET, temporary_url
 
@@ -241,11 +243,11 @@ def run_agents(agents: list[Agent], timeout: float, fault=None, pause: float = 0
         raise errors[0]
 
 
-def when(condition, timeout: float = 60.0) -> None:
-    """Wait for ``condition()`` (polled every 10 ms)."""
+def when(condition, timeout: float = 60.0, describe=lambda: "") -> None:
+    """Wait for ``condition()`` (polled every 10 ms); on time-out, say what ``describe()`` says."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
+        assert time.monotonic() < deadline, f"condition not met in {timeout} s {describe()}"
         time.sleep(0.01)
 
 
@@ -273,6 +275,8 @@ class Viewer:
         self.refusals: list[tuple[int, str | None]] = []
         """(status, Retry-After) of every refused connection."""
         self.connections = 0
+        self.dropped: list[str] = []
+        """Why each stream ended other than by the server closing it (time-outs, resets)."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -284,8 +288,13 @@ class Viewer:
         self._stop.set()
         self._thread.join(timeout=10)
 
+    def __repr__(self) -> str:
+        return (f"<Viewer alive={self._thread.is_alive()} connections={self.connections} seqs={self.seqs} "
+                f"last_id={self.last_id} refusals={self.refusals[-3:]} dropped={self.dropped[-3:]}>")
+
     def _run(self) -> None:
-        with httpx.Client(timeout=httpx.Timeout(5.0, read=2.0)) as client:
+        # A browser never times out a stream: it waits for data or the server's keep-alive.
+        with httpx.Client(timeout=httpx.Timeout(5.0, read=STREAM_KEEPALIVE_S + 5)) as client:
             while not self._stop.is_set():
                 headers = {"Last-Event-ID": self.last_id} if self.last_id else {}
                 try:
@@ -296,21 +305,23 @@ class Viewer:
                             continue
                         self.connections += 1
                         self._read(response)
-                except httpx.HTTPError:  # a read timeout (no keep-alive yet) or a dropped stream
+                except httpx.HTTPError as exc:  # a dropped stream
+                    self.dropped.append(repr(exc))
                     time.sleep(0.1)
 
     def _read(self, response) -> None:
-        data = None
+        """Dispatch each event at its blank line, taking its id then (as EventSource does:
+        an event cut off before its end is neither seen nor acknowledged)."""
+        event_id = data = None
         for line in response.iter_lines():
             if self._stop.is_set():
                 return
             if line.startswith("id: "):
-                self.last_id = line[4:]
+                event_id = line[4:]
             elif line.startswith("data: "):
                 data = line[6:]
             elif not line and data is not None:
-                import json
-
                 tile = json.loads(data)
                 self.seqs[tile["table"]] = max(self.seqs.get(tile["table"], 0), tile["seq"])
-                data = None
+                self.last_id = event_id or self.last_id
+                event_id = data = None

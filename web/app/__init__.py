@@ -50,6 +50,7 @@ def create_app(config: dict | None = None):
         REMEMBER_COOKIE_SAMESITE="Lax",
         WTF_CSRF_TIME_LIMIT=None,  # a referee's console stays open all day
         RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
+        RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,  # Redis down: each worker counts logins itself
     )
     store = init_app(app, table_rules=TournamentTables())
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(

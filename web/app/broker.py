@@ -22,6 +22,8 @@ LISTEN_WAIT_S = 1.0
 RESUBSCRIBE_S = 0.2
 LISTENER_IDLE_S = 60.0
 """A worker's listener stops after this long without open streams (and restarts with one)."""
+REDIS_TIMEOUT_S = 2.0
+"""Connect and read timeout of every Redis call: an unreachable Redis is a quick 503."""
 
 
 class BrokerUnavailable(Exception):
@@ -120,6 +122,19 @@ class LocalBroker:
             return dict(self._health)
 
 
+def _client(url: str, retries: int):
+    """A Redis client that fails fast instead of redis-py's default backoff (seconds of
+    retries). The listener's client never retries: a pub/sub connection that reconnected
+    by itself would have missed the notices published meanwhile, unseen by the streams it
+    serves; failing instead cuts them, and their pages resume from their Last-Event-ID."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return redis.Redis.from_url(url, retry=Retry(NoBackoff(), retries), socket_timeout=REDIS_TIMEOUT_S,
+                                socket_connect_timeout=REDIS_TIMEOUT_S)
+
+
 @contextmanager
 def _reachable():
     """Redis errors (server restarted, unreachable) as ``BrokerUnavailable``."""
@@ -144,10 +159,8 @@ class RedisBroker:
     """
 
     def __init__(self, url: str, namespace: str = NAMESPACE):
-        import redis
-
-        self._client = redis.Redis.from_url(url)
-        self._client.ping()  # fail at start-up, not at the first event
+        self._client = _client(url, retries=1)  # one retry: a pooled connection from before a restart
+        self._listener_client = _client(url, retries=0)
         self._channel, self._health_key = f"{namespace}:tables", f"{namespace}:health"
         self._local = LocalBroker()
         self._listening = threading.Event()
@@ -177,7 +190,7 @@ class RedisBroker:
 
         idle_since = time.monotonic()
         while time.monotonic() - idle_since < LISTENER_IDLE_S:
-            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._listener_client.pubsub(ignore_subscribe_messages=True)
             try:
                 pubsub.subscribe(self._channel)
                 self._listening.set()
@@ -204,6 +217,20 @@ class RedisBroker:
         with _reachable():
             stored = self._client.hgetall(self._health_key)
         return {k.decode(): json.loads(v) for k, v in stored.items()}
+
+
+def check_reachable(url: str) -> None:
+    """Fail at start-up, with the address, when Redis cannot be reached (a wrong URL).
+
+    Called once by the serving master, never by a worker: gunicorn stops the whole server
+    when a worker fails to boot, so a worker restarted during a Redis outage must come up
+    (and answer 503 for live updates) rather than take the hall down with it."""
+    import redis
+
+    try:
+        _client(url, retries=0).ping()
+    except redis.RedisError as exc:
+        raise ValueError(f"cannot reach Redis at {url}: {exc}") from exc
 
 
 def make_broker(redis_url: str | None, namespace: str = NAMESPACE) -> Broker:

@@ -112,7 +112,10 @@ def cmd_serve(args) -> int:
     if args.workers > 1 and not args.redis:
         raise ValueError("several workers need --redis URL so that live updates reach every worker")
     from .accounts import ensure_chief
+    from .broker import check_reachable
 
+    if args.redis:
+        check_reachable(args.redis)
     with _open(args) as store:  # migrate once, before the workers start
         password = ensure_chief(store, os.environ.get("GUANDAN_ADMIN_PASSWORD"))
     if password is not None and not os.environ.get("GUANDAN_ADMIN_PASSWORD"):

@@ -39,7 +39,14 @@ def hide_server_header() -> None:
     gunicorn.http.wsgi.Response = _QuietResponse
 
 
+def worker_ready(worker) -> None:
+    """Gunicorn's ``post_worker_init``: say when a worker has built the app and serves (an
+    operator sees a restarted worker come back; the outage tests wait for it)."""
+    worker.log.info("worker %s ready", worker.pid)
+
+
 def run(bind: str, workers: int, threads: int) -> None:
     hide_server_header()
     _Server({"bind": bind, "workers": workers, "threads": threads, "worker_class": "gthread",
-             "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "forwarded_allow_ips": "127.0.0.1"}).run()
+             "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "forwarded_allow_ips": "127.0.0.1",
+             "post_worker_init": worker_ready}).run()
