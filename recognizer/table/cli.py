@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     source.add_argument("--camera", metavar="N", type=int, help="camera device number")
     watch.add_argument("--calibration", metavar="FILE", help="table layout (TOML; default: 90 x 90 cm table)")
     watch.add_argument("--json", action="store_true", help="JSON Lines (one observation per line)")
-    watch.add_argument("--stable", metavar="SECONDS", type=float, default=0.6, help="how long an area must stay unchanged to count (default 0.6)")
+    watch.add_argument("--stable", metavar="SECONDS", type=float, default=0.35, help="how long an area must stay still to count (default 0.35)")
     watch.add_argument("--crops", metavar="DIR", help="save each observation's area crop here as evidence")
     watch.add_argument("--deck", metavar="NAME", help="read with the classifier adapted to this enrolled deck ('deck enroll')")
     watch.add_argument("--data", metavar="DIR", help="data directory of enrolled decks (default $GUANDAN_DATA or ~/.cache/guandan-referee)")

@@ -94,16 +94,20 @@ class AreaSegmenter:
         return self._since if self._candidate is not None else None
 
     def feed(
-        self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False
+        self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False,
+        since: tuple[float, int] | None = None,
     ) -> list[Observation]:
         """One frame: ``state`` is what the still area shows, ``None`` while in flux;
         ``confidence`` and ``uncertain`` are the reader's for it (a play carries the lowest
-        confidence, and is uncertain if any reading was, while it stood still)."""
+        confidence, and is uncertain if any reading was, while it stood still). ``since``:
+        the (time, frame) an earlier frame first showed ``state`` (the watcher decides what
+        an area shows over several frames), else this frame."""
         if state is None:
             self._candidate = None
             return []
         if state != self._candidate:
-            self._candidate, self._since, self._confidence, self._uncertain = state, (t, frame), confidence, uncertain
+            start = since if since is not None else (t, frame)
+            self._candidate, self._since, self._confidence, self._uncertain = state, start, confidence, uncertain
             self._committed = False
         else:
             self._confidence = min(self._confidence, confidence)

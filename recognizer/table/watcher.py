@@ -5,12 +5,21 @@ for areas whose pixels changed since they were last read, and only once they are
 still) -> :class:`~.segment.AreaSegmenter`. The card reader and the frames come in from
 outside, so the same pipeline runs on a camera, a video file or a rendered clip with a
 reader that knows the ground truth.
+
+An area that has just settled is read on its next frames until two reads agree and
+none disagreed (else up to ``votes`` reads); once it has been still for ``stable_s``, what
+most of those reads saw is what the area shows. One frame's noise can make the reader drop or invent a card (two overlapping
+jokers read as one on one frame in three, say); a majority of frames does not, and the
+play is dated by the first frame that read it so. Once decided, the area is not read again
+until its pixels change, so a still area never changes its reading on its own.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,8 +60,12 @@ def default_reader(deck: str | None = None, data: str | None = None) -> AreaRead
 
 @dataclass(frozen=True)
 class WatchSettings:
-    stable_s: float = 0.6
-    """How long an area must show the same thing before it counts."""
+    stable_s: float = 0.35
+    """How long an area must stay still before what it shows counts: longer than a hand
+    rests while laying cards (the simulated hand, 0.3 s), so cards half covered by a still
+    hand are not taken for the play."""
+    votes: int = 5
+    """The most reads of a settled area; their majority is what it shows."""
     hidden_s: float = 3.0
     """An area empty for less than this had its cards hidden, not cleared."""
     small_scale: float = 0.25
@@ -87,6 +100,47 @@ def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayo
     return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
 
+Reading = tuple[tuple[int, ...], float, bool]
+"""(cards as a sorted tuple, confidence, uncertain) of one read of an area."""
+
+
+@dataclass
+class _Vote:
+    """The reads of an area since it settled: what most of them saw wins."""
+
+    t: float
+    reads: list[tuple[float, int, Reading, np.ndarray | None]] = field(default_factory=list)
+    """(frame time, frame index, reading, crop or None) of each read, in order."""
+    counts: Counter = field(default_factory=Counter)
+    leader: tuple[int, ...] | None = None
+
+    def add(self, t: float, index: int, reading: Reading, crop: np.ndarray | None) -> None:
+        self.reads.append((t, index, reading, crop))
+        cards = reading[0]
+        self.counts[cards] += 1
+        if self.leader is None or self.counts[cards] > self.counts[self.leader]:  # a tie keeps the first
+            self.leader = cards
+
+    @property
+    def unanimous(self) -> bool:
+        """Two reads or more, all alike: no further read can change the outcome by a majority."""
+        return len(self.reads) >= 2 and len(self.counts) == 1
+
+    def decided(self, t: float, settings: WatchSettings) -> tuple[float, int, Reading, np.ndarray | None] | None:
+        """Once the area has been still for ``stable_s`` and two reads agree (or the reads are
+        used up): the winning reading, dated by the first frame that read it, with the lowest
+        confidence any of its reads had; else ``None``."""
+        if t - self.t < settings.stable_s - 1e-6:  # frame times are sums of floats
+            return None
+        if self.counts[self.leader] < 2 and len(self.reads) < settings.votes:
+            return None
+        agreeing = [r for r in self.reads if r[2][0] == self.leader]
+        t0, index, _, crop = agreeing[0]
+        confidence = min(r[2][1] for r in agreeing)
+        uncertain = any(r[2][2] for r in agreeing)
+        return t0, index, (self.leader, confidence, uncertain), crop
+
+
 class _Area:
     """What the watcher remembers about one area between frames."""
 
@@ -95,7 +149,10 @@ class _Area:
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
-        self.reading: tuple[tuple[int, ...], float, bool] = ((), 1.0, False)
+        self.reading: Reading = ((), 1.0, False)
+        self.vote: _Vote | None = None
+        self.since: tuple[float, int] | None = None
+        """When the reading just decided first showed (the date of what it makes)."""
         self.crops: dict[int, np.ndarray] = {}
 
 
@@ -125,11 +182,24 @@ class TableWatcher:
         self.areas = {s: _Area(s, self.settings) for s in seats}
         self.reads = 0
         self._views: AreaViews | None = None
+        self._dt = 0.0
+        self._last_t: float | None = None
+
+    @property
+    def delay_s(self) -> float:
+        """How long after its date an observation may still complete: the stable time in
+        whole frames, or the reads of a vote with no early majority, at the frame interval."""
+        s, dt = self.settings, self._dt
+        frames = math.ceil(s.stable_s / dt - 1e-6) if dt > 0 else 0
+        return max(s.stable_s, frames * dt, (s.votes - 1) * dt)
 
     def process(self, frame: np.ndarray, t: float, index: int) -> list[dict[str, Any]]:
         """One BGR frame at frame time ``t`` (seconds) -> the observations it completes."""
         if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
             raise ValueError(f"frame {index}: expected a BGR image (H x W x 3 uint8), got {getattr(frame, 'shape', frame)!r}")
+        if self._last_t is not None and t > self._last_t:
+            self._dt = t - self._last_t
+        self._last_t = t
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         markers = self.detector.detect(gray)
         events: list[dict[str, Any]] = []
@@ -138,7 +208,7 @@ class TableWatcher:
             events.append({"type": "calibration", "status": status, "t": round(t, 3)})
             self._views = None
             for area in self.areas.values():
-                area.previous = area.read_view = None
+                area.previous = area.read_view = area.vote = None
         if not self.calibrator.valid:
             return events
         s = self.settings
@@ -147,17 +217,19 @@ class TableWatcher:
         small = cv2.resize(gray, None, fx=s.small_scale, fy=s.small_scale, interpolation=cv2.INTER_AREA)
         tokens = area_tokens(markers, self.calibrator.homography, self.layout)
         for seat, area in self.areas.items():
-            state = self._still_state(seat, area, self._views.small(seat, small), frame, index)
+            state = self._still_state(seat, area, self._views.small(seat, small), frame, t, index)
             if state is not None:
                 state = AreaState(state, tokens.get(seat, frozenset()))
-            for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2]):
+            since, area.since = area.since, None
+            for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2], since=since):
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events
 
-    def _still_state(self, seat: str, area: _Area, view: np.ndarray, frame: np.ndarray, index: int) -> tuple[int, ...] | None:
-        """The cards the area shows, read again only if its pixels changed; ``None`` while
-        the area is moving."""
+    def _still_state(self, seat: str, area: _Area, view: np.ndarray, frame: np.ndarray, t: float,
+                     index: int) -> tuple[int, ...] | None:
+        """The cards the area shows; ``None`` while it is moving or its reads are still being
+        voted on. Read again only if its pixels changed."""
         s = self.settings
         moving = area.previous is not None and changed_fraction(view, area.previous, s.level_diff) > s.motion_fraction
         area.previous = view
@@ -165,15 +237,28 @@ class TableWatcher:
         # again even if the coarse view looks the same (7H for 7D is a few pixels).
         settled, area.was_moving = area.was_moving and not moving, moving
         if moving:
+            area.vote = None
             return None
         if settled or area.read_view is None or changed_fraction(view, area.read_view, s.level_diff) > s.change_fraction:
+            area.vote = _Vote(t)
+        vote = area.vote
+        if vote is None:
+            return area.reading[0]
+        if len(vote.reads) < s.votes and not vote.unanimous:
             crop = self._views.crop(seat, frame)
             reading = self.readers[seat].read(crop)
             self.reads += 1
             area.read_view = view
-            area.reading = (tuple(sorted(reading.cards)), float(reading.confidence), bool(reading.uncertain))
-            if self.crops_dir is not None:
-                area.crops[index] = crop
+            vote.add(t, index, (tuple(sorted(reading.cards)), float(reading.confidence), bool(reading.uncertain)),
+                     crop if self.crops_dir is not None else None)
+        decided = vote.decided(t, s)
+        if decided is None:
+            return None
+        area.vote = None
+        t0, first, area.reading, crop = decided
+        area.since = (t0, first)
+        if crop is not None:
+            area.crops[first] = crop
         return area.reading[0]
 
     def _save_crop(self, area: _Area, frame: int, seat: str) -> str | None:

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     agent.add_argument("--operator", metavar="FILE",
                        help="operator events (session_start, deal_start, tribute...) as JSON Lines; '-' = stdin")
     agent.add_argument("--outbox", metavar="DIR", default="agent-outbox", help="where unsent events wait (default ./agent-outbox)")
-    agent.add_argument("--stable", metavar="SECONDS", type=float, default=0.6, help="how long an area must stay unchanged to count")
+    agent.add_argument("--stable", metavar="SECONDS", type=float, default=0.35, help="how long an area must stay still to count (default 0.35)")
     agent.set_defaults(handler=run_agent)
 
     demo = sub.add_parser("demo", help="the dashboard and simulated tables played through the real agent path")

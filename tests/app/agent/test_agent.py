@@ -84,6 +84,7 @@ class ScriptedWatcher:
         from recognizer.table.watcher import WatchSettings
 
         self.settings = WatchSettings()
+        self.delay_s = self.settings.stable_s
         self.by_frame = by_frame
 
     def process(self, frame, t, index):

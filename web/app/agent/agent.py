@@ -9,10 +9,12 @@ calibration is a camera ``fault``. A ``tick`` goes out every second of table tim
 
 Stamping is the agent's job alone: the table id, a fresh outbox id, the source, and a time
 that never goes back. An observation is dated by the first frame that showed it and
-completes ``stable_s`` later, so observations complete in the order of their dates, except
-that several completing in one frame come in the watcher's area order: each frame's
-observations leave sorted by date (the order the players acted in). Ticks are dated
-``stable_s`` (and the fusion window) behind the newest frame, so no observation completed
+completes when the watcher has decided it (``stable_s`` later, a frame or two more when the
+reads disagreed), so observations complete nearly in the order of their dates; several
+completing in one frame come in the watcher's area order: each frame's observations leave
+sorted by date (the order the players acted in). Ticks are dated the watcher's
+:attr:`~recognizer.table.watcher.TableWatcher.delay_s` (and the fusion window) behind the
+newest frame, so no observation completed
 later is dated before them, and anything dated before the last event sent is moved up to
 it. Each event is checked with the one parser (:func:`referee.events.parse_event`) before
 it is written to the outbox."""
@@ -90,13 +92,17 @@ class TableAgent:
         self.fuser = Fuser(fusion_window, ("camera", "rfid") if rfid is not None else ("camera",))
         self.check = FrameCheck()
         self.tick_every = tick_every
-        self.lag = watcher.settings.stable_s + (fusion_window if rfid is not None else 0.0) + 0.1
-        """How far behind the newest frame an event may still be dated (ticks are dated so)."""
+        self._fusion_lag = fusion_window if rfid is not None else 0.0
         self.status = AgentStatus()
         self.clock = clock
         self._last_t = -np.inf
         self._next_tick: float | None = None
         self._held: list[dict[str, Any]] = []
+
+    @property
+    def lag(self) -> float:
+        """How far behind the newest frame an event may still be dated (ticks are dated so)."""
+        return self.watcher.delay_s + self._fusion_lag + 0.1
 
     @property
     def table_time(self) -> float:
@@ -144,13 +150,12 @@ class TableAgent:
                 else:
                     self._held.append(record)
         self._held += self.fuser.flush(t)
-        out += self._release(t)
         if self._next_tick is None:
             self._next_tick = t + self.tick_every
-        while t >= self._next_tick:
-            out += self._sent({"type": "tick", "t": self._next_tick - self.lag, "source": "camera"})
+        while t >= self._next_tick:  # in date order with what is released now
+            self._held.append({"type": "tick", "t": self._next_tick - self.lag, "source": "camera"})
             self._next_tick += self.tick_every
-        return out
+        return out + self._release(t)
 
     def finish(self, t: float) -> list[dict[str, Any]]:
         """The source ended at ``t``: everything still held or waiting for a partner goes out."""
