@@ -150,7 +150,8 @@ def test_evidence_is_stored_once_and_shown_to_referees_only(agent):
 
 def test_health_reports_reach_the_table_summary(agent):
     client, tokens = agent
-    report = {"fps": 14.5, "last_read": 12.0, "calibration": "ok", "outbox": 3, "camera": "fault: frozen"}
+    report = {"fps": 14.5, "last_read": 12.0, "calibration": "ok", "outbox": 3, "camera": "fault: frozen",
+              "perception": "40 plays, 1 misread"}
     assert client.post("/api/tables/T1/health", json=report, headers=bearer(tokens["T1"])).status_code == 200
     assert client.post("/api/tables/T1/health", json={"fps": "fast"}, headers=bearer(tokens["T1"])).status_code == 400
     (tile,) = [t for t in client.get("/api/tables").get_json()["tables"] if t["table"] == "T1"]

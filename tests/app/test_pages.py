@@ -213,12 +213,14 @@ def test_every_label_has_english_and_chinese():
 
 def test_floor_tiles_show_flags_turn_and_health(app, session, tokens):
     client = app.test_client()
-    client.post("/api/tables/T1/health", json={"fps": 15, "camera": "ok", "calibration": "lost"},
+    client.post("/api/tables/T1/health", json={"fps": 15, "camera": "ok", "calibration": "lost",
+                                               "perception": "40 plays, 1 misread"},
                 headers={"Authorization": f"Bearer {tokens['T1']}"})
     page = client.get("/").get_data(as_text=True)
     tile = page[page.index('id="tile-T1"'):page.index('id="tile-T2"')]
     assert "flagged" in tile and "1 violation" in tile and "South to play" in tile
     assert "calibration lost" in tile and 'class="bad"' in tile
+    assert "reads against the simulation: 40 plays, 1 misread" in tile  # what the demo reports
     assert client.get("/floor/tile/T1").get_data(as_text=True).strip().startswith('<a id="tile-T1"')
 
 

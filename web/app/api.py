@@ -40,7 +40,7 @@ RETRY_AFTER_S = "2"
 TOKEN_CACHE_S = 5.0
 """How long a worker trusts a token it has checked: a replaced token stops working within it."""
 HEALTH_FIELDS = {"fps": (int, float), "last_read": (int, float), "outbox": (int,),
-                 "calibration": (str,), "camera": (str,), "rfid": (str,)}
+                 "calibration": (str,), "camera": (str,), "rfid": (str,), "perception": (str,)}
 STREAM_KEEPALIVE_S = 15.0
 STREAM_BURST = 500
 """Notices a stream takes at once (those that queued while it was writing; one per table)."""

@@ -97,7 +97,8 @@ def spec() -> dict:
                     "type": "object", "properties": {
                         "fps": {"type": "number"}, "last_read": {"type": "number"},
                         "calibration": {"type": "string"}, "outbox": {"type": "integer"},
-                        "camera": {"type": "string"}, "rfid": {"type": "string"}}}}}},
+                        "camera": {"type": "string"}, "rfid": {"type": "string"},
+                        "perception": {"type": "string", "description": "the demo's reads against its truth"}}}}}},
                 "responses": {"200": _json({"type": "object"}, "kept"), "400": _json(ERROR, "bad report"),
                               **TOKEN_ERRORS}}},
             "/api/stream": {"get": {

@@ -44,11 +44,17 @@ class Perception:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.details += other.details
 
+    def brief(self) -> str:
+        """One short line for the floor page (a health field is at most 200 characters)."""
+        return (f"{self.plays} plays, {self.misread} misread ({self.caught} caught by the referee, "
+                f"{self.uncaught} unnoticed); deals equal to the truth: {self.deals_right}/{self.deals}")
+
     def summary(self) -> str:
         per_k = 1000 * self.misread / self.plays if self.plays else 0.0
         return (f"{self.plays} plays, {self.misread} misread ({per_k:.1f} per 1,000): {self.caught} caught by the referee "
                 f"(conflicts, illegal or impossible plays), {self.uncaught} reached the record uncorrected; "
-                f"{self.deals_right}/{self.deals} deal results equal the truth")
+                + (f"{self.deals_right}/{self.deals} deal results equal the truth" if self.deals
+                   else "no deal finished yet"))
 
 
 def _key(event: dict[str, Any]) -> tuple:
