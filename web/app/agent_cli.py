@@ -34,8 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo = sub.add_parser("demo", help="the dashboard and simulated tables played through the real agent path")
     demo.add_argument("--tables", type=int, default=4, help="simulated tables (default 4)")
     demo.add_argument("--deals", type=int, default=1, help="deals each table plays (default 1)")
-    demo.add_argument("--speed", type=float, default=1.0,
-                      help="time compression: table seconds per wall second (default 1; the CPU may hold it lower)")
+    demo.add_argument("--speed", type=float, default=2.0,
+                      help="time compression: table seconds per wall second (default 2; the CPU may hold it lower)")
     demo.add_argument("--seed", type=int, default=1, help="seed of the simulated sessions (default 1)")
     demo.add_argument("--data", metavar="DIR", type=Path,
                       help="data directory, new or empty (default: a new ./demo-data/run-DATE-TIME)")

@@ -40,21 +40,26 @@ DEMO_LOGIN = "demo"
 FRAME_SIZE = (1280, 720)
 """The smallest frame at which the card reader reads the rendered table reliably."""
 FPS = 8.0
+SPEED = 2.0
+"""Table seconds per wall second by default: a deal takes three to six minutes of table
+time (the hands' trips to the play areas, the slow plays the bots make on purpose), so a
+newcomer sees the first deal results after about two minutes."""
 
 
 @dataclass(frozen=True)
 class DemoOptions:
     tables: int = 4
     deals: int = 1
-    speed: float = 1.0
+    speed: float = SPEED
     seed: int = 1
     data: Path = Path("demo-data")
     port: int = 5000
     rfid_sim: bool = False
     fps: float = FPS
     size: tuple[int, int] = FRAME_SIZE
-    brisk: float = 0.5
-    """The bots' ordinary pauses are halved (see :mod:`.simtable`)."""
+    brisk: float = 0.25
+    """The bots' ordinary pauses are quartered (see :mod:`.simtable`; a slow play keeps its
+    length)."""
     breaches: float = 0.03
 
     def check(self) -> None:
@@ -163,6 +168,11 @@ class SimulatedTable:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def health(self, store) -> dict[str, Any]:
+        """The agent's health report, with the demo's perception against the truth so far
+        (the floor page shows it under the table)."""
+        return {**health(self.agent), "perception": self.perception(store).brief()}
+
     def perception(self, store) -> Perception:
         """This table's truth against what the server recorded (up to the last frame played,
         less the time an observation takes, when the demo was stopped early)."""
@@ -211,9 +221,12 @@ def run(options: DemoOptions, out=sys.stdout) -> int:
         outboxes = options.data / "agents"
         for n in range(options.tables):
             name = f"T{n + 1}"
-            tables.append(make_table(name, options.seed * 1000 + n, options, server.url, server.token(name), outboxes))
-        print(f"{options.tables} simulated tables, {options.deals} deal(s) each, {options.speed:g}x; Ctrl-C stops",
-              file=out, flush=True)
+            table = make_table(name, options.seed * 1000 + n, options, server.url, server.token(name), outboxes)
+            table.sender.health = lambda table=table: table.health(server.store)
+            tables.append(table)
+        first = min(t.plan.first_deal_end for t in tables) / options.speed
+        print(f"{options.tables} simulated tables, {options.deals} deal(s) each, {options.speed:g}x; the first deal "
+              f"result after about {first:.0f} s (if the CPU keeps up); Ctrl-C stops", file=out, flush=True)
         for table in tables:
             table.start(stop)
         while not all(t.done for t in tables):
@@ -227,12 +240,12 @@ def run(options: DemoOptions, out=sys.stdout) -> int:
         for table in tables:
             table.join(timeout=30)
             table.sender.stop(drain_s=20.0)
-        summary(tables, server, out)
+        summary(tables, server, options.data, out)
         server.stop()
     return 0
 
 
-def summary(tables: list[SimulatedTable], server: DemoServer, out) -> None:
+def summary(tables: list[SimulatedTable], server: DemoServer, data: Path, out) -> None:
     total = Perception()
     for table in tables:
         seen = table.perception(server.store)
@@ -243,3 +256,7 @@ def summary(tables: list[SimulatedTable], server: DemoServer, out) -> None:
             print(f"    misread at {line}", file=out)
     if len(tables) > 1:
         print(f"all: {total.summary()}", file=out)
+    if total.caught:
+        print(f"the misreads the referee caught wait on the flags page (/flags/; now: guandan-ref serve --data "
+              f"{data}): correct each there as the referee (login above) and its deal is judged again with the "
+              f"play corrected", file=out)

@@ -63,6 +63,13 @@ class TablePlan:
     registry: TagRegistry | None = None
 
     @property
+    def first_deal_end(self) -> float:
+        """When (plan time) the first deal's last camera event is seen."""
+        starts = [e["t"] for e in self.truth if e["type"] == "deal_start"]
+        end = starts[1] if len(starts) > 1 else float("inf")
+        return max(e["t"] for e in self.seen if e["t"] < end)
+
+    @property
     def seen(self) -> list[dict]:
         """The truth a camera can see: plays, passes and reports."""
         return [e for e in self.truth if e["type"] in CAMERA_TYPES]
