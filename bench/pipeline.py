@@ -11,8 +11,9 @@ Three measurements, each on a simulated table (:mod:`web.app.agent.simtable`, se
   time the first frame showing a new play was handed to the agent to the server's answer
   that stored its event, and to the event's arrival on ``GET /api/stream`` (SSE) read by a
   client thread; p50 and p95;
-* ``misreads``: misread plays per 1,000 over seeded deals, without and with the simulated
-  RFID reader (the same frames; with RFID a disagreement becomes a conflict for a human).
+* ``misreads``: misread plays per 1,000 over the demo's seeded session (its tables, seeds
+  and deals), without and with the simulated RFID reader (the same frames; with RFID a
+  disagreement becomes a conflict for a human).
 
 Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all]``.
 """
@@ -184,30 +185,40 @@ def measure_latency(speed: float, deals: int, seed: int) -> None:
           f"in {wall:.0f} s: {table.fed[-1][0] / wall if wall else 0:.2f} table-seconds per second), first frame showing a play ->")
     print(f"  event stored (server's answer):  {percentiles(stored)}")
     print(f"  SSE push received by a client:   {percentiles(pushed)}")
-    print(f"  (includes the watcher's stable_s = 0.6 s of table time, {600 / speed:.0f} ms at {speed:g}x)")
+    stable = table.agent.watcher.settings.stable_s
+    print(f"  (includes the watcher's stable_s = {stable:g} s of table time, {1000 * stable / speed:.0f} ms at {speed:g}x, "
+          f"rounded up to whole frames)")
 
 
-def measure_misreads(deals: int, seed: int) -> None:
+def measure_misreads(tables: int, deals: int, seed: int) -> None:
+    """The demo's session for ``seed`` (its tables' seeds), one table at a time, as fast as
+    the CPU goes."""
     from web.app.agent.demo import DemoOptions, DemoServer, make_table
+    from web.app.agent.truth import Perception
 
     logging.disable(logging.WARNING)
     for rfid in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            server = DemoServer(Path(tmp) / "data", 0)
-            try:
-                options = DemoOptions(tables=1, deals=deals, speed=1000.0, rfid_sim=rfid)
-                table = make_table("T1", seed, options, server.url, server.token("T1"), Path(tmp) / "agents")
-                table.start(threading.Event())
-                table.join()
-                table.sender.stop(drain_s=30.0)
-                seen = table.perception(server.store)
-            finally:
-                server.stop()
+        total, errors = Perception(), []
+        for n in range(tables):
+            with tempfile.TemporaryDirectory() as tmp:
+                server = DemoServer(Path(tmp) / "data", 0)
+                try:
+                    options = DemoOptions(tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
+                    name = f"T{n + 1}"  # the demo's names: each table is drawn with its own noise
+                    table = make_table(name, seed * 1000 + n, options, server.url, server.token(name), Path(tmp) / "agents")
+                    table.start(threading.Event())
+                    table.join()
+                    table.sender.stop(drain_s=30.0)
+                    total.add(table.perception(server.store))
+                finally:
+                    server.stop()
+            if table.error:
+                errors.append(f"table {n + 1} stopped: {table.error}")
         label = "with --rfid-sim   " if rfid else "without --rfid-sim"
-        per_k = 1000 * seen.misread / seen.plays if seen.plays else 0.0
-        error = f" (table stopped: {table.error})" if table.error else ""
-        print(f"misreads {label}: {per_k:.1f} per 1,000 plays; {seen.summary()}{error}")
-        for line in seen.details[:10]:
+        per_k = 1000 * total.misread / total.plays if total.plays else 0.0
+        print(f"misreads {label} ({tables} tables x {deals} deal(s), seed {seed}): {per_k:.1f} per 1,000 plays; "
+              f"{total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
+        for line in total.details[:10]:
             print(f"    {line}")
 
 
@@ -217,15 +228,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40.0, help="table time of the fps run (default 40)")
     parser.add_argument("--fps", type=float, default=15.0, help="camera frame rate of the fps run (default 15)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--speed", type=float, default=1.0, help="time compression of the latency run (the demo's default 1)")
+    parser.add_argument("--speed", type=float, default=2.0, help="time compression of the latency run (the demo's default 2)")
     parser.add_argument("--deals", type=int, default=1, help="deals of the latency and misread runs (default 1)")
+    parser.add_argument("--tables", type=int, default=4, help="tables of the misread run, as in the demo (default 4)")
     args = parser.parse_args()
     if args.part in ("fps", "all"):
         measure_fps(args.seconds, args.fps, args.seed)
     if args.part in ("latency", "all"):
         measure_latency(args.speed, args.deals, args.seed)
     if args.part in ("misreads", "all"):
-        measure_misreads(args.deals, args.seed)
+        measure_misreads(args.tables, args.deals, args.seed)
 
 
 if __name__ == "__main__":
