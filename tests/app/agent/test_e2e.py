@@ -5,6 +5,7 @@ loopback port, with SQLite in a temporary data directory; the agent posts to it 
 as ``guandan-ref agent`` does.
 """
 
+import re
 import threading
 import time
 from collections import Counter
@@ -60,6 +61,52 @@ def test_one_deal_through_the_real_recognizer_agent_and_server(server, tmp_path)
     stored = server.store.events("T1")
     play = next(e for e in stored if e["type"] == "play")
     assert play["source"] == "camera" and len(play["evidence"]["frames"]) == 1
+
+
+@pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
+def test_a_misread_the_referee_caught_and_corrected_on_the_console_puts_the_deal_right(server, tmp_path):
+    """Where two jokers lie side by side the reader sees one on every frame of this table
+    (no vote helps): N's full house QQQ+BJ BJ goes out as QQQ BJ, which is no combination,
+    and the referee flags it. The referee at the console corrects it (here the test knows
+    what lay there, as the referee looking at the table does); the referee replays the deal
+    with the play corrected and the recorded result is the true one."""
+    options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05)
+    table = make_table("T1000", 1000, options, server.url, server.token("T1000"), tmp_path / "agents")
+    table.start(threading.Event())
+    table.join()
+    table.sender.stop(drain_s=30.0)
+    assert table.error is None
+
+    records = server.store.records("T1000")
+    truth = deal_results(truth_records(table.plan.truth))
+    perception = table.perception(server.store)
+    assert perception.misread >= 1 and perception.caught == perception.misread, perception.details
+    assert deal_results(records) != truth
+
+    flagged = {(r["seat"], r["at"]) for r in records if r["type"] in ("flag", "review")}
+    true_plays = [e for e in table.plan.seen if e["type"] == "play"]
+    misread = []
+    for answer in table.sender.answers:
+        sent = answer.event
+        if sent["type"] != "play" or (sent["seat"], sent["t"]) not in flagged:
+            continue
+        true = min((e for e in true_plays if e["seat"] == sent["seat"]), key=lambda e: abs(e["t"] - sent["t"]))
+        if sorted(true["cards"]) != sorted(sent["cards"]):
+            misread.append((sent, true))
+    assert misread and any(true["cards"].count("BJ") == 2 for _, true in misread)
+
+    password = server.login("floor")
+    console = server.app.test_client()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', console.get("/login").get_data(as_text=True)).group(1)
+    assert console.post("/login", data={"name": "floor", "password": password, "csrf_token": token}).status_code == 302
+    token = re.search(r'name="csrf_token" value="([^"]+)"', console.get("/flags/").get_data(as_text=True)).group(1)
+    for sent, true in misread:
+        form = {"of": sent["id"], "seat": sent["seat"], "kind": "play", "cards": " ".join(true["cards"]),
+                "csrf_token": token}
+        assert console.post("/flags/T1000/correct", data=form).status_code == 302
+    corrections = [e for e in server.store.events("T1000") if e["type"] == "correction"]
+    assert len(corrections) == len(misread)
+    assert deal_results(server.store.records("T1000")) == truth
 
 
 def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
