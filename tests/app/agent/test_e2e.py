@@ -160,3 +160,41 @@ def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
     assert not [a for a in sender.answers if a.result["status"] == "rejected"]
     assert [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
     assert deal_results(records) == deal_results(truth_records(plan.truth))
+
+
+@pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
+def test_a_card_only_rfid_can_tell_is_flagged_d3_through_the_simulated_reader_on_a_pty(server, tmp_path):
+    """With --rfid-sim: E's second play of seed 147 has a card of another deck (same face).
+    The camera reads the face as usual; the simulated reader writes its tag on a pty, the
+    agent reads the pty with the jsonl parser, its deck check names the stranger and the
+    referee flags D3 for E."""
+    options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05, rfid_sim=True)
+    table = make_table("T1", 147, options, server.url, server.token("T1"), tmp_path / "agents")
+    (stranger,) = [r for r in table.plan.reads if r.tag not in table.plan.registry]
+    assert ("D3", "E") in table.plan.expected_flags and table.reader is not None
+
+    stop = threading.Event()
+
+    def stop_after_the_swap():  # the rest of the deal adds nothing here
+        while not table.done:
+            if table.fed and table.fed[-1][0] > stranger.t + 6.0:
+                stop.set()
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=stop_after_the_swap, daemon=True).start()
+    table.start(stop)
+    table.join()
+    assert table.error is None and stop.is_set()
+    table.agent.advance(table.fed[-1][0] + 5.0)
+    table.sender.stop(drain_s=30.0)
+
+    assert table.reader.link.stats["reads"] > 0  # the tags crossed the pty and the parser
+    stored = server.store.events("T1")
+    (anomaly,) = [e for e in stored if e["type"] == "deck_anomaly"]
+    assert anomaly["source"] == "rfid" and anomaly["seat"] == "E"
+    play = next(e for e in stored if e["type"] == "play" and e["seat"] == "E" and e["source"] == "fused"
+                and stranger.tag.upper() in e["evidence"]["tags"])
+    assert play["cards"]  # the camera named the card RFID could not
+    flags = flags_of(server.store.records("T1"))
+    assert flags[("D3", "E")] == 1, flags

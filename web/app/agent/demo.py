@@ -2,7 +2,8 @@
 
 Each simulated table is a seeded session of four bots (:mod:`.simtable`) drawn as camera
 frames by the project's table renderer; the frames go to a :class:`~.agent.TableAgent`
-with the trained card reader (and, with RFID, the simulated reads go to its RFID side),
+with the trained card reader (and, with RFID, a simulated reader writes the tags on a
+pseudo terminal whose other end the agent reads like a serial port, :mod:`.rfidsim`),
 its outbox and its sender post to the server's event API over HTTP on 127.0.0.1, and the
 server's store and referee judge them and push them to the dashboard. Nothing is handed to
 the referee any other way: operator events (session and deal starts, tributes) go through
@@ -25,9 +26,11 @@ from recognizer.training.table_video import TableRenderer
 from recognizer.table.watcher import TableWatcher, WatchSettings, default_reader
 
 from .agent import TableAgent
+from .loop import ReaderWatch
 from .outbox import Outbox
 from .poster import Poster
 from .reading import TokenMaskingReader
+from .rfidsim import SimulatedReader
 from .sender import Sender
 from .simtable import TablePlan, plan_table
 from .sources import paced
@@ -127,6 +130,8 @@ class SimulatedTable:
     finished: bool = False
     """Every frame of the plan was played (not stopped early)."""
     frames: int = 0
+    reader: SimulatedReader | None = None
+    """With RFID: the table's simulated reader on a pty (the agent reads its other end)."""
     error: str | None = None
     fed: list[tuple[float, float]] = field(default_factory=list)
     """(frame time, ``time.monotonic()`` when the frame was handed to the agent)."""
@@ -134,21 +139,28 @@ class SimulatedTable:
 
     def play(self, stop: threading.Event) -> None:
         manual = list(self.plan.manual)
-        reads = list(self.plan.reads)
         renderer = TableRenderer(self.plan.script, size=self.options.size, fps=self.options.fps,
                                  seed=int(self.plan.table.lstrip("T") or 0))
         t = 0.0
         try:
+            watch = None
+            if self.reader is not None:
+                self.reader.start()
+                watch = ReaderWatch(self.agent, self.reader.link)
             for index, t, image in paced(((f.index, f.t, f.image) for f in renderer.frames()), self.options.speed):
                 if stop.is_set():
                     return
                 while manual and manual[0]["t"] <= t:
                     self.agent.manual(manual.pop(0))
-                while reads and reads[0].t <= t:
-                    self.agent.rfid_read(reads.pop(0))
+                if watch is not None:
+                    self.reader.show(t)
+                    watch.drain(t)
                 self.fed.append((t, time.monotonic()))
                 self.agent.frame(index, t, image)
                 self.frames += 1
+            if watch is not None:  # the last lines the parser has not handed over yet
+                time.sleep(0.2)
+                watch.drain(t)
             for event in manual:  # what the operator enters after the last frame
                 self.agent.manual(event)
             self.agent.advance(t + 5.0)  # let the last lone observations out
@@ -157,6 +169,8 @@ class SimulatedTable:
             log.exception("table %s stopped", self.plan.table)
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
+            if self.reader is not None:
+                self.reader.close()
             self.done = True
 
     def start(self, stop: threading.Event) -> None:
@@ -196,7 +210,8 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     rfid = RfidTable(plan.registry) if plan.registry is not None else None
     agent = TableAgent(table, outbox, watcher, rfid=rfid, sender=sender)
     sender.health = lambda: health(agent)
-    return SimulatedTable(plan, agent, sender, options)
+    reader = SimulatedReader(plan.reads) if rfid is not None else None
+    return SimulatedTable(plan, agent, sender, options, reader=reader)
 
 
 def progress(tables: list[SimulatedTable]) -> str:

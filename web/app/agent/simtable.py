@@ -45,6 +45,8 @@ DWELL_S = 0.3
 AREA_GAP = 2.0
 MANUAL_GAP = 2.0
 BRISK_BELOW = 10.0
+TAG_PROTOCOL = "jsonl"
+"""The tags are the size the demo's reader family uses (:mod:`.rfidsim`)."""
 SWAP_CHANCE = 0.02
 """Chance per play, with RFID, that one card is another deck's (only RFID can see it)."""
 
@@ -141,8 +143,8 @@ class _Planner:
         self.truth: list[dict] = []
         self.reads: list[TagRead] = []
         self.swapped: list[tuple[str, str]] = []
-        self.registry = demo_registry("chafon", deck=table) if rng is not None else None
-        self.stranger = demo_registry("chafon", seed=99, deck="another table") if rng is not None else None
+        self.registry = demo_registry(TAG_PROTOCOL, deck=table) if rng is not None else None
+        self.stranger = demo_registry(TAG_PROTOCOL, seed=99, deck="another table") if rng is not None else None
         self.shift = 0.0
         self.end = 0.0
         self.last_t = 0.0
