@@ -2,7 +2,7 @@
 
 markers -> calibration -> coarse per-area views -> change detection -> card reader (only
 for areas whose pixels changed since they were last read, and only once they are
-still) -> :class:`~.segment.AreaSegmenter`. The card reader and the frames come in from
+still; tokens painted out of the crop first, :mod:`.tokens`) -> :class:`~.segment.AreaSegmenter`. The card reader and the frames come in from
 outside, so the same pipeline runs on a camera, a video file or a rendered clip with a
 reader that knows the ground truth.
 
@@ -31,6 +31,7 @@ from .layout import TableLayout
 from .markers import Marker, MarkerDetector, token_kind
 from .rectify import AreaViews
 from .segment import AreaSegmenter, AreaState
+from .tokens import mask_tokens
 
 
 class AreaReading(Protocol):
@@ -246,7 +247,7 @@ class TableWatcher:
             return area.reading[0]
         if len(vote.reads) < s.votes and not vote.unanimous:
             crop = self._views.crop(seat, frame)
-            reading = self.readers[seat].read(crop)
+            reading = self.readers[seat].read(mask_tokens(crop, self.detector))
             self.reads += 1
             area.read_view = view
             vote.add(t, index, (tuple(sorted(reading.cards)), float(reading.confidence), bool(reading.uncertain)),

@@ -53,7 +53,6 @@ def run_agent(args: argparse.Namespace) -> int:
     from .agent.loop import OperatorInput, ReaderWatch, run
     from .agent.outbox import Outbox
     from .agent.poster import Poster
-    from .agent.reading import TokenMaskingReader
     from .agent.sender import Sender
     from .agent.sources import camera_frames, folder_frames, paced, video_frames
     from .agent.status import StatusLine, health
@@ -72,7 +71,7 @@ def run_agent(args: argparse.Namespace) -> int:
         frames = paced(folder_frames(args.frames, args.fps), args.speed)
     outdir = Path(args.outbox)
     outbox = Outbox(outdir / f"{args.table}.sqlite")
-    watcher = TableWatcher(TokenMaskingReader(default_reader()), load_layout(args.layout), WatchSettings(stable_s=args.stable),
+    watcher = TableWatcher(default_reader(), load_layout(args.layout), WatchSettings(stable_s=args.stable),
                            crops_dir=outdir / "crops")
     rfid, link = (None, None) if not args.rfid else _rfid(args)
     sender = Sender(outbox, Poster(args.server, args.table, args.token))

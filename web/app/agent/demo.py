@@ -29,7 +29,6 @@ from .agent import TableAgent
 from .loop import ReaderWatch
 from .outbox import Outbox
 from .poster import Poster
-from .reading import TokenMaskingReader
 from .rfidsim import SimulatedReader
 from .sender import Sender
 from .simtable import TablePlan, plan_table
@@ -203,7 +202,7 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     """A simulated table wired to the server: plan, watcher with the card reader, outbox, sender."""
     plan = plan_table(seed, options.deals, table, options.breaches, rfid=options.rfid_sim, brisk=options.brisk)
     settings = WatchSettings()
-    watcher = TableWatcher(TokenMaskingReader(reader or default_reader()), settings=settings,
+    watcher = TableWatcher(reader or default_reader(), settings=settings,
                            crops_dir=outboxes / f"{table}-crops")
     outbox = Outbox(outboxes / f"{table}.sqlite", run=f"demo{seed}")
     sender = Sender(outbox, Poster(server_url, table, token))

@@ -1,10 +1,10 @@
-"""The agent's card reader: the trained reader with the table's tokens painted out first.
+"""Tokens painted out of a play-area crop before the card reader sees it.
 
 The report card (报牌) is card-sized with a red frame and the pass token is a framed
 square; the card reader, trained on cards, can take either for a card (a report card read
-as a big joker makes a phantom play). The watcher finds tokens by their markers; here the
-same markers, found in the area crop, say where to paint the crop over with the felt's
-colour before the cards are read, so a token is only ever a token.
+as a big joker makes a phantom play). The watcher finds tokens by their markers; the same
+markers, found in the area crop, say where to paint the crop over with the felt's colour
+before the cards are read, so a token is only ever a token.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from recognizer.table.markers import MarkerDetector, token_kind
-from recognizer.table.sheets import PASS_TOKEN_MM, REPORT_CARD_MM, TOKEN_MARKER_MM
-from recognizer.table.watcher import AreaReader, AreaReading
+from .markers import MarkerDetector, token_kind
+from .sheets import PASS_TOKEN_MM, REPORT_CARD_MM, TOKEN_MARKER_MM
 
 MARGIN_MM = 2.0
 TOKEN_BOX_MM = {
@@ -23,17 +22,6 @@ TOKEN_BOX_MM = {
     "report": (-REPORT_CARD_MM[0] / 2, -REPORT_CARD_MM[1] / 2 + 6, REPORT_CARD_MM[0] / 2, REPORT_CARD_MM[1] / 2 + 6),
     "pass": (-PASS_TOKEN_MM[0] / 2, -PASS_TOKEN_MM[1] / 2, PASS_TOKEN_MM[0] / 2, PASS_TOKEN_MM[1] / 2),
 }
-
-
-class TokenMaskingReader:
-    """Wraps any :class:`~recognizer.table.watcher.AreaReader`."""
-
-    def __init__(self, reader: AreaReader, detector: MarkerDetector | None = None) -> None:
-        self.reader = reader
-        self.detector = detector or MarkerDetector()
-
-    def read(self, image_bgr: np.ndarray) -> AreaReading:
-        return self.reader.read(mask_tokens(image_bgr, self.detector))
 
 
 def mask_tokens(image_bgr: np.ndarray, detector: MarkerDetector) -> np.ndarray:

@@ -7,18 +7,21 @@ from recognizer.table.layout import TableLayout
 from recognizer.table.markers import MarkerDetector
 from recognizer.table.calibration import fit_homography
 from recognizer.table.rectify import AreaViews
-from recognizer.training.table_video import Act, Script, TableRenderer
+from recognizer.table.tokens import mask_tokens
+from recognizer.table.watcher import TableWatcher
+from recognizer.training.table_video import Act, Script, TableRenderer, TruthReading
 from referee.cards import parse_cards
-from web.app.agent.reading import TokenMaskingReader, mask_tokens
 
 
 class Recording:
+    """A card reader that keeps every image it was asked to read and sees no cards."""
+
     def __init__(self):
         self.images = []
 
     def read(self, image):
         self.images.append(image)
-        return None
+        return TruthReading([])
 
 
 def area_crop(kind):
@@ -42,12 +45,18 @@ def test_report_card_and_pass_token_are_painted_out_and_the_cards_kept():
         assert not changed[:, :left].any()
 
 
-def test_the_wrapped_reader_sees_the_masked_crop_and_a_crop_without_tokens_as_it_is():
-    inner = Recording()
-    reader = TokenMaskingReader(inner)
+def test_the_watchers_card_reader_never_sees_a_token():
+    script = Script(duration=4.5, acts=(Act(0.5, "S", "report"), Act(2.5, "S", "pass")))
+    reader = Recording()
+    watcher = TableWatcher(reader)
+    found = []
+    for frame in TableRenderer(script, size=(1280, 720), fps=8).frames():
+        found += watcher.process(frame.image, frame.t, frame.index)
+    assert [e["type"] for e in found if e.get("seat") == "S"] == ["report", "pass"]  # the watcher saw both tokens
+    detector = MarkerDetector()
+    assert reader.images and not any(detector.detect(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)) for image in reader.images)
+
+
+def test_a_crop_without_tokens_is_read_as_it_is():
     plain = np.full((120, 300, 3), (40, 110, 70), np.uint8)
-    reader.read(plain)
-    assert inner.images[-1] is plain
-    crop = area_crop("report")
-    reader.read(crop)
-    assert not np.array_equal(inner.images[-1], crop)
+    assert mask_tokens(plain, MarkerDetector()) is plain
