@@ -1,17 +1,18 @@
 """The per-frame pipeline of a table camera: frame -> observations (JSON-ready dicts).
 
 markers -> calibration -> coarse per-area views -> change detection -> card reader (only
-for areas whose pixels changed since they were last read, and only once they are
-still; tokens painted out of the crop first, :mod:`.tokens`) -> :class:`~.segment.AreaSegmenter`. The card reader and the frames come in from
-outside, so the same pipeline runs on a camera, a video file or a rendered clip with a
-reader that knows the ground truth.
+for areas whose pixels changed since they were last read, and only once they are still;
+tokens painted out of the crop first, :mod:`.tokens`) -> :class:`~.segment.AreaSegmenter`.
+The card reader and the frames come in from outside, so the same pipeline runs on a
+camera, a video file or a rendered clip with a reader that knows the ground truth.
 
-An area that has just settled is read on its next frames until two reads agree and
-none disagreed (else up to ``votes`` reads); once it has been still for ``stable_s``, what
-most of those reads saw is what the area shows. One frame's noise can make the reader drop or invent a card (two overlapping
-jokers read as one on one frame in three, say); a majority of frames does not, and the
-play is dated by the first frame that read it so. Once decided, the area is not read again
-until its pixels change, so a still area never changes its reading on its own.
+An area that has just settled is read on its next frames until two reads agree and none
+disagreed (else up to ``votes`` reads); once it has been still for ``stable_s``, what most
+of those reads saw is what the area shows. One frame's noise can make the reader drop or
+invent a card (two overlapping jokers read as one on one frame in three, say); a majority
+of frames does not, and the play is dated by the first frame that read it so. Once
+decided, the area is not read again until its pixels change, so a still area never
+changes its reading on its own.
 """
 
 from __future__ import annotations
