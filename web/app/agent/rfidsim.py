@@ -7,12 +7,14 @@ the card lies there. They are written to the device end of a pty
 serial port, through :class:`hardware.link.ReaderLink` and the jsonl protocol's parser, and
 :class:`.loop.ReaderWatch` hands the reads to the agent, as ``guandan-ref agent --rfid``
 does with the hardware. The reader's clock is the table's (the time of the frame on show),
-since the demo may run faster than real time: a read is dated by the frame on show when
-the parser took its line (the one it was written for, or the next).
+since the demo may run faster than real time; a line takes the wire about a millisecond,
+and the demo waits that long for the parser, so a read is dated by the frame it was
+written for however loaded the machine is.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from hardware.link import ReaderLink, port_opener
@@ -40,6 +42,7 @@ class SimulatedReader:
         self.link = ReaderLink(port_opener(self.port.path, cls.BAUDRATE),
                                lambda sink, stats: cls(sink, stats, clock=lambda: self.now, name="simulated"))
         self._next = 0.0
+        self._written = 0
 
     def start(self, timeout: float = 10.0) -> None:
         """Open the agent's side of the pty; raises if it cannot be opened in ``timeout`` s."""
@@ -48,15 +51,22 @@ class SimulatedReader:
             self.close()
             raise RuntimeError(f"the simulated reader's pty {self.port.path} could not be opened")
 
-    def show(self, t: float) -> None:
-        """Table time ``t``: the tags in the field go out (every ``repeat_s``)."""
+    def show(self, t: float, parse_wait_s: float = 1.0) -> None:
+        """Table time ``t``: the tags in the field go out (every ``repeat_s``); returns once
+        the parser has read them (or after ``parse_wait_s``)."""
         self.now = t
         if t < self._next:
             return
         self._next = t + self.repeat_s
-        lines = b"".join(self.simulator.frame(lay) for lay in self.simulator.in_field(t))
-        if lines:
-            self.port.write(lines)
+        lays = self.simulator.in_field(t)
+        if not lays:
+            return
+        self.port.write(b"".join(self.simulator.frame(lay) for lay in lays))
+        self._written += len(lays)
+        deadline = time.monotonic() + parse_wait_s
+        while self.link.stats["reads"] < self._written and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._written = min(self._written, self.link.stats["reads"])  # a line lost stays lost
 
     def close(self) -> None:
         self.link.stop()
