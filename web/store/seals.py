@@ -86,7 +86,8 @@ def install(engine: Engine, key: bytes) -> None:
 
     @event.listens_for(engine, "rollback")
     def _forget(conn) -> None:
-        conn.info.pop(TOUCHED, None)
+        if not conn.invalidated:  # a connection cut mid-transaction: its info went with it, and
+            conn.info.pop(TOUCHED, None)  # reading it would hide the cut behind PendingRollbackError
 
 
 def check_manifest(conn: Connection, key: bytes, table_ids: set[str]) -> list[tuple[str | None, str]]:
