@@ -11,7 +11,7 @@ from web.app.i18n import catalogue
 from web.store import get_store
 from web.tournament import signoff
 
-from .conftest import PASSWORD, csrf_of, hidden_faces, login, session_events
+from .conftest import PASSWORD, csrf_of, hidden_faces, login, make_app, session_events
 
 FLAG = {"rule": "P4", "seat": "S", "at": "12.0"}
 """The out-of-turn flag ``session_events`` raises."""
@@ -180,6 +180,25 @@ def test_login_failures_and_rate_limit(app):
     assert client.post("/login", data={"name": "chief", "password": PASSWORD, "csrf_token": token}).status_code == 429
 
 
+@pytest.mark.parametrize("proxies", [0, 1])
+def test_the_login_limit_counts_forwarded_addresses_only_behind_a_proxy(sqlite_url, proxies):
+    """Behind ``GUANDAN_PROXIES`` proxies each client is limited by its own (forwarded)
+    address; without, a forged ``X-Forwarded-For`` does not get around the limit."""
+    app = make_app(sqlite_url, PROXIES=proxies)
+    try:
+        client = app.test_client()
+        token = csrf_of(client)
+
+        def attempt(address: str) -> int:
+            return client.post("/login", data={"name": "chief", "password": "wrong", "csrf_token": token},
+                               headers={"X-Forwarded-For": address}).status_code
+
+        assert [attempt("203.0.113.7") for _ in range(11)] == [401] * 10 + [429]
+        assert attempt("203.0.113.8") == (401 if proxies else 429)
+    finally:
+        get_store(app).close()
+
+
 def test_login_sets_a_protected_cookie_and_security_headers(app):
     client = app.test_client()
     response = client.post("/login", data={"name": "referee", "password": PASSWORD, "csrf_token": csrf_of(client)})
@@ -230,7 +249,7 @@ def viewer_responses(client) -> dict[str, str]:
     bodies = {p: client.get(p).get_data(as_text=True) for p in paths}
     stream = client.get("/api/stream", buffered=False)
     chunks = iter(stream.response)
-    bodies["/api/stream"] = next(chunks).decode() + next(chunks).decode() + next(chunks).decode()
+    bodies["/api/stream"] = next(chunks).decode() + next(chunks).decode()  # retry; then every tile at once
     stream.close()
     return bodies
 

@@ -26,6 +26,7 @@ def create_app(config: dict | None = None):
     from flask_login import current_user
     from flask_wtf.csrf import CSRFProtect, generate_csrf
     from werkzeug.exceptions import HTTPException
+    from werkzeug.middleware.proxy_fix import ProxyFix
 
     from web.store import init_app
     from web.tournament.tables import TournamentTables
@@ -52,6 +53,9 @@ def create_app(config: dict | None = None):
         RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
         RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,  # Redis down: each worker counts logins itself
     )
+    if app.config.get("PROXIES"):  # behind a proxy: the client's own address (the login limit
+        # counts per address) and scheme are what the proxy forwards; never trusted without one
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["PROXIES"], x_proto=app.config["PROXIES"])
     store = init_app(app, table_rules=TournamentTables())
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")

@@ -11,6 +11,7 @@
 | ``GUANDAN_BROADCAST_DELAY`` | seconds of table time public views lag behind | ``0`` |
 | ``GUANDAN_MAX_BODY`` | largest request body in bytes | ``1048576`` |
 | ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
+| ``GUANDAN_PROXIES`` | reverse proxies in front whose ``X-Forwarded-For``/``-Proto`` are trusted | ``0`` |
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
     try:
         delay = float(get("BROADCAST_DELAY", 0))
         max_body = int(get("MAX_BODY", DEFAULT_MAX_BODY))
+        proxies = int(get("PROXIES", 0))
     except ValueError as exc:
-        raise ValueError(f"{PREFIX}BROADCAST_DELAY / {PREFIX}MAX_BODY: not a number ({exc})") from None
+        raise ValueError(f"{PREFIX}BROADCAST_DELAY / {PREFIX}MAX_BODY / {PREFIX}PROXIES: not a number ({exc})") from None
+    if proxies < 0:
+        raise ValueError(f"{PREFIX}PROXIES: the number of proxies in front, not {proxies}")
     return {
         "DATA_DIR": get("DATA_DIR", DEFAULT_DATA_DIR),
         "STORE_URL": get("DB_URL"),
@@ -47,6 +51,7 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "REDIS_NAMESPACE": get("REDIS_NAMESPACE", "guandan"),
         "BROADCAST_DELAY": delay,
         "MAX_CONTENT_LENGTH": max_body,
+        "PROXIES": proxies,
     }
 
 
