@@ -42,8 +42,6 @@ TOKEN_CACHE_S = 5.0
 HEALTH_FIELDS = {"fps": (int, float), "last_read": (int, float), "outbox": (int,),
                  "calibration": (str,), "camera": (str,), "rfid": (str,), "perception": (str,)}
 STREAM_KEEPALIVE_S = 15.0
-STREAM_BURST = 500
-"""Notices a stream takes at once (those that queued while it was writing; one per table)."""
 STREAM_MAX_S = 300.0
 """A stream ends after this long; the browser reconnects with its Last-Event-ID."""
 
@@ -221,17 +219,19 @@ def table_ids() -> list[str]:
     return sorted({h["table"] for h in store.tables()} | accounts.token_tables(store))
 
 
-def tile(table_id: str) -> dict:
-    """A table's floor tile: its public summary and its agent's last health report."""
+def tile(table_id: str, health: dict[str, dict] | None = None) -> dict:
+    """A table's floor tile: its public summary and its agent's last health report
+    (from ``health``, every agent's reports when the caller read them already)."""
     table = context.public(table_id)
     base = summary(table) if table is not None else {"table": table_id, "seq": 0}
-    base["health"] = context.broker().health().get(table_id)
+    base["health"] = (context.broker().health() if health is None else health).get(table_id)
     return base
 
 
 @bp.get("/tables")
 def list_tables():
-    return jsonify(tables=[tile(t) for t in table_ids()])
+    health = context.broker().health()
+    return jsonify(tables=[tile(t, health) for t in table_ids()])
 
 
 @bp.get("/tables/<table_id>")
@@ -274,57 +274,61 @@ def stream():
 
     The id is the JSON map of each table's last sent public ``seq``; a browser that
     reconnects sends it back as ``Last-Event-ID`` and gets only the tables that moved
-    since, whichever worker it reaches.
+    since, whichever worker it reaches. What moved together is written together (the
+    worker's feed gathers changes for ``feed.GATHER_S``), the id once, on the last event.
     """
     seen = _seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
-    subscription = context.broker().subscribe()
-    tiles = context.tiles()
-    opened = time.monotonic()  # a change before this was not noticed: read tiles after it
+    feed = context.feed()
+    place = feed.join()  # before reading the first tiles: any later change comes as a batch
+    opened = time.monotonic()
 
-    def message(table_id: str, force: bool, fresh_after: float) -> str:
-        """The event for a table; unless ``force``d (a notice came), only if its seq moved."""
-        current = tiles.get(table_id, fresh_after)
-        if not force and seen.get(table_id) == current.data["seq"]:
+    def chunk(tiles: list) -> str:
+        """The events of ``tiles`` (their seqs now seen), the id on the last one."""
+        if not tiles:
             return ""
-        seen[table_id] = current.data["seq"]
-        return f"id: {json.dumps(seen, separators=(',', ':'))}\nevent: table\ndata: {current.text}\n\n"
+        seen.update((t.data["table"], t.seq) for t in tiles)
+        *first, last = (t.message for t in tiles)
+        return "".join(first) + f"id: {json.dumps(seen, separators=(',', ':'))}\n" + last
 
     def events():
+        nonlocal place
         try:
             yield "retry: 1000\n\n"
-            for table_id in table_ids():
-                yield message(table_id, force=False, fresh_after=opened)
-            delayed: set[str] = set()  # tables whose public view still lags their head
+            health = context.broker().health()
+            tiles = context.tiles()
+            first = (tiles.get(t, opened, health) for t in table_ids())
+            yield chunk([t for t in first if seen.get(t.data["table"]) != t.seq])
             started = last = time.monotonic()
             while time.monotonic() - started < STREAM_MAX_S:
-                moved, changed = set(), subscription.get(timeout=1.0)
-                noticed = time.monotonic()
-                while changed is not None and len(moved) < STREAM_BURST:  # take what queued up meanwhile
-                    moved.add(changed)
-                    changed = subscription.get(timeout=0)
-                if changed is not None:
-                    moved.add(changed)
-                for table_id in sorted(delayed | moved):
-                    text = message(table_id, force=table_id in moved, fresh_after=noticed)
+                batches = feed.wait(place, timeout=1.0)
+                if batches:
+                    place = (batches[-1].number, place[1])
+                    moved = {}
+                    for batch in batches:
+                        moved.update(batch.recheck)
+                        moved.update(batch.moved)
+                    forced = set().union(*(b.moved for b in batches))
+                    text = chunk([t for name, t in moved.items() if name in forced or seen.get(name) != t.seq])
                     if text:
                         last = time.monotonic()
                         yield text
-                    if context.delay() > 0 and tile(table_id)["seq"] < _head(table_id):
-                        delayed.add(table_id)
-                    else:
-                        delayed.discard(table_id)
                 if time.monotonic() - last > STREAM_KEEPALIVE_S:
                     last = time.monotonic()
                     yield ": keep-alive\n\n"
-        except BrokerUnavailable:  # Redis went away: end the stream; the page reconnects
-            return                  # with its Last-Event-ID and misses nothing
+        except BrokerUnavailable:  # Redis went away, or the stream fell behind: end it; the
+            return                  # page reconnects with its Last-Event-ID and misses nothing
         finally:
-            subscription.close()
+            feed.leave()
 
     response = Response(stream_with_context(events()), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Accel-Buffering"] = "no"
     return response
+
+
+def lagging(table_ids: set[str]) -> set[str]:
+    """Those of ``table_ids`` whose public view lags their head (a broadcast delay)."""
+    return {t for t in table_ids if tile(t, {})["seq"] < _head(t)}
 
 
 def _head(table_id: str) -> int:

@@ -9,6 +9,7 @@ from flask import current_app
 from web.store import Appended, Store, StoreError, get_store
 
 from .broker import Broker, BrokerUnavailable
+from .feed import Feed
 from .public import public_table
 from .tiles import Tiles
 from .timeline import Timelines
@@ -33,6 +34,23 @@ def tiles() -> Tiles:
     from .api import tile
 
     return current_app.extensions.setdefault("guandan_tiles", Tiles(tile))
+
+
+def feed() -> Feed:
+    """This process's live feed: one subscription for all its open streams (made on first use)."""
+    feed = current_app.extensions.get("guandan_feed")
+    if feed is None:
+        from .api import lagging
+
+        app = current_app._get_current_object()
+
+        def run(loop) -> None:
+            with app.app_context():
+                loop()
+
+        feed = current_app.extensions.setdefault("guandan_feed", Feed(
+            broker(), tiles(), broker().health, lagging if delay() > 0 else None, run))
+    return feed
 
 
 def delay() -> float:

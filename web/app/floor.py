@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template
 
+from . import context
 from .api import table_ids, tile
 from .rulebook import rulebook_html
 
@@ -12,7 +13,8 @@ bp = Blueprint("floor", __name__)
 
 @bp.get("/")
 def floor():
-    tiles = [tile(t) for t in table_ids()]
+    health = context.broker().health()  # once for every tile
+    tiles = [tile(t, health) for t in table_ids()]
     return render_template("floor.html", tiles=tiles, seen={t["table"]: t["seq"] for t in tiles})
 
 

@@ -1,11 +1,12 @@
 """Floor tiles shared by every open live stream of a worker process.
 
-Each open ``/api/stream`` gets a notice per change of any table. Without sharing, a
-hall of 200 tables and hundreds of open pages would rebuild the same tile once per page
-per change; here the first stream to ask after a notice builds it and the others reuse
-it. A cached tile is reused only if it was *started* after the asking stream received
-its notice: the change was committed before the notice was published, so any read
-begun later sees it. No tile is ever older than the notice that asked for it.
+A change of a table is sent to every open ``/api/stream``. Without sharing, a hall of
+200 tables and hundreds of open pages would rebuild the same tile once per page per
+change; here the first to ask after a notice (the worker's feed, or a stream sending
+its first tiles) builds it and the others reuse it. A cached tile is reused only if it
+was *started* after the asker received its notice (or opened): the change was committed
+before the notice was published, so any read begun later sees it. No tile is ever older
+than the notice that asked for it.
 """
 
 from __future__ import annotations
@@ -19,29 +20,42 @@ from typing import NamedTuple
 
 class Tile(NamedTuple):
     data: dict
-    text: str
-    """``data`` as compact JSON, serialised once for every stream."""
+    message: str
+    """``data`` as one server-sent ``table`` event (compact JSON), made once for every stream."""
+
+    @property
+    def seq(self) -> int:
+        return self.data["seq"]
 
 
 class Tiles:
-    """Per-process cache: table id -> (monotonic time its build started, tile)."""
+    """Per-process cache: table id -> (monotonic time its build started, tile).
 
-    def __init__(self, build: Callable[[str], dict]):
+    ``build(table_id, health)`` makes a tile's data; ``health`` is every table agent's last
+    report, read once by the caller for all the tiles it asks for.
+    """
+
+    def __init__(self, build: Callable[[str, dict[str, dict]], dict]):
         self._build = build
         self._cache: dict[str, tuple[float, Tile]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, table_id: str, fresh_after: float) -> Tile:
-        """The tile of ``table_id`` as read no earlier than ``fresh_after`` (``time.monotonic``)."""
+    def get(self, table_id: str, fresh_after: float, health: dict[str, dict]) -> Tile:
+        """The tile of ``table_id`` as read no earlier than ``fresh_after`` (``time.monotonic``);
+        ``health`` must have been read after ``fresh_after`` too."""
+        cached = self._cache.get(table_id)
+        if cached is not None and cached[0] >= fresh_after:
+            return cached[1]
         with self._guard:
             lock = self._locks.setdefault(table_id, threading.Lock())
-        with lock:  # streams woken by one notice wait for one build
+        with lock:  # those asking at once wait for one build
             cached = self._cache.get(table_id)
             if cached is not None and cached[0] >= fresh_after:
                 return cached[1]
             started = time.monotonic()
-            data = self._build(table_id)
-            tile = Tile(data, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+            data = self._build(table_id, health)
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            tile = Tile(data, f"event: table\ndata: {text}\n\n")
             self._cache[table_id] = (started, tile)
             return tile

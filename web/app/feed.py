@@ -1,0 +1,185 @@
+"""One live feed per worker process: the table changes its open event streams send.
+
+Each open ``/api/stream`` used to hold a subscription of its own, wake on every change
+of any table, fetch that table's tile and write it alone: a hall of 200 tables at two
+events a second with 500 open pages made 200,000 wake-ups, lock waits and socket writes
+a second, and the worker had no time left for the agents. Here one thread per worker
+holds the subscription, gathers the notices of a short window (``GATHER_S``), builds
+each moved table's tile once (``Tiles``) and hands the batch to every stream at once;
+a stream then writes one chunk per batch, whatever the number of tables in it.
+
+A stream more than ``KEEP_BATCHES`` batches behind (a stalled client) is cut, as is
+every stream when the subscription fails (Redis went away): the page reconnects and
+resumes from its ``Last-Event-ID``, missing nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
+from .tiles import Tile, Tiles
+
+log = logging.getLogger(__name__)
+
+GATHER_S = 0.1
+"""How long the feed gathers notices before it builds a batch: a change reaches open
+pages at most this much later, and each stream writes at most ``1 / GATHER_S`` times a
+second however many tables move."""
+KEEP_BATCHES = 200
+"""Batches kept for streams that are writing meanwhile (20 s at ``GATHER_S``)."""
+IDLE_S = 60.0
+"""The feed thread stops (and lets go of its subscription) after this long without streams."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int
+    moved: dict[str, Tile]
+    """Tables that were noticed to change: sent to every stream."""
+    recheck: dict[str, Tile]
+    """Tables whose delayed public view may have moved without a notice: sent to the
+    streams that have not seen their current seq."""
+
+
+class Feed:
+    """The worker's one subscription, turned into numbered batches of fresh tiles.
+
+    ``health`` reads every table agent's last report (once per batch, not once per
+    tile); ``lagging`` names, among the given tables, those whose public view still lags
+    their head (a broadcast delay), to be built again in the next batches.
+    """
+
+    def __init__(self, broker: Broker, tiles: Tiles, health: Callable[[], dict[str, dict]],
+                 lagging: Callable[[set[str]], set[str]] | None = None, run: Callable = lambda f: f(),
+                 gather_s: float = GATHER_S):
+        self._broker = broker
+        self._tiles = tiles
+        self._health = health
+        self._lagging = lagging
+        self._run_in = run
+        self.gather_s = gather_s
+        self._guard = threading.Lock()
+        """Guards the stream count and the waiters (the batches are appended by the feed alone)."""
+        self._batches: deque[Batch] = deque(maxlen=KEEP_BATCHES)
+        self._number = 0
+        self._cut = 0
+        """How many times the subscription failed: a stream that joined before a cut ends."""
+        self._cut_reason = ""
+        self._subscribed = threading.Event()
+        self._streams = 0
+        self._waiters: list[threading.Lock] = []
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ streams
+
+    def join(self) -> tuple[int, int]:
+        """A new stream's place in the feed, ``(batch number, cut count)``; raises
+        ``BrokerUnavailable`` while the worker holds no subscription (Redis is down)."""
+        with self._guard:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run_in, args=(self._loop,), name="guandan-feed",
+                                                daemon=True)
+                self._thread.start()
+            self._streams += 1
+        if not self._subscribed.wait(timeout=LISTEN_WAIT_S):
+            self.leave()
+            raise BrokerUnavailable(self._cut_reason or "live updates unavailable (not subscribed)")
+        with self._guard:
+            return self._number, self._cut
+
+    def leave(self) -> None:
+        with self._guard:
+            self._streams -= 1
+
+    def wait(self, place: tuple[int, int], timeout: float) -> list[Batch]:
+        """The batches after ``place`` (``[]`` after ``timeout`` s without one); raises
+        ``BrokerUnavailable`` if the subscription failed since, or the stream fell behind.
+
+        Each waiting stream sleeps on a lock of its own that the next batch releases:
+        hundreds of streams woken by one shared condition would queue for its lock.
+        """
+        number, cut = place
+        if self._number == number and self._cut == cut:
+            waiter = threading.Lock()
+            waiter.acquire()
+            with self._guard:
+                self._waiters.append(waiter)
+                fresh = self._number != number or self._cut != cut
+            if not fresh:
+                waiter.acquire(timeout=timeout)
+        if self._cut != cut:
+            raise BrokerUnavailable(self._cut_reason)
+        if self._number == number:
+            return []
+        batches = list(self._batches)  # one atomic copy; the feed only appends
+        if not batches or batches[0].number > number + 1:
+            raise BrokerUnavailable("the stream fell behind; reconnect")
+        return [b for b in batches if b.number > number]
+
+    def _wake(self) -> None:
+        with self._guard:
+            waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.release()
+
+    # ------------------------------------------------------------------ the thread
+
+    def _loop(self) -> None:
+        """Subscribe, gather, build, publish; subscribe again after a failure; stop when idle."""
+        idle_since = time.monotonic()
+        lagging: set[str] = set()
+        while time.monotonic() - idle_since < IDLE_S:
+            try:
+                subscription = self._broker.subscribe()
+            except BrokerUnavailable as exc:
+                self._cut_reason = str(exc)
+                time.sleep(RESUBSCRIBE_S)
+                continue
+            self._subscribed.set()
+            try:
+                while time.monotonic() - idle_since < IDLE_S:
+                    changed = subscription.get(timeout=1.0)
+                    noticed = time.monotonic()
+                    moved: set[str] = set()
+                    if changed is not None:
+                        moved.add(changed)
+                        while (left := noticed + self.gather_s - time.monotonic()) > 0:
+                            if (changed := subscription.get(timeout=left)) is not None:
+                                moved.add(changed)
+                    if moved or lagging:
+                        lagging = self._publish(moved, lagging - moved, noticed)
+                    if self._streams:
+                        idle_since = time.monotonic()
+            except BrokerUnavailable as exc:
+                self._fail(str(exc))
+            except Exception as exc:  # noqa: BLE001 - the store failed (a tile could not be read):
+                log.warning("live feed: %s", exc)  # the streams end and resume once it is back
+                self._fail("the event store is unavailable; reconnect")
+            finally:
+                self._subscribed.clear()
+                subscription.close()
+
+    def _publish(self, moved: set[str], recheck: set[str], noticed: float) -> set[str]:
+        """Build the batch of ``moved`` (and of the lagging tables ``recheck``), hand it to
+        every stream; the tables still lagging."""
+        health = self._health()  # read after the notices: as fresh as the tiles
+        tiles = {t: self._tiles.get(t, noticed, health) for t in sorted(moved | recheck)}
+        batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
+                      {t: tiles[t] for t in sorted(recheck)})
+        self._batches.append(batch)
+        self._number = batch.number
+        self._wake()
+        return self._lagging(moved | recheck) if self._lagging else set()
+
+    def _fail(self, reason: str) -> None:
+        self._cut_reason = reason
+        self._subscribed.clear()
+        self._cut += 1
+        self._wake()
+        time.sleep(RESUBSCRIBE_S)
