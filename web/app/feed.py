@@ -28,10 +28,13 @@ from .tiles import Tile, Tiles
 log = logging.getLogger(__name__)
 
 GATHER_S = 0.25
-"""How long the feed gathers notices before it builds a batch: a change reaches open
-pages at most this much later, and each stream wakes and writes at most ``1 / GATHER_S``
-times a second however many tables move (a stream's wake-up costs about 0.1 ms of the
-worker's one interpreter: 500 streams at 10 a second took most of it)."""
+"""The longest gap between batches: a change on a quiet floor goes out at once, on a busy
+one it waits at most this long for the next batch."""
+GATHER_PER_STREAM_S = 0.0005
+"""The gap between batches grows with the open streams, up to ``GATHER_S``: a stream's
+wake-up costs about 0.1 ms of the worker's one interpreter, so waking every stream at most
+once per 0.5 ms per stream keeps wake-ups under a fifth of it (500 streams woken ten times a
+second took most of it), while a few open pages get each change within milliseconds."""
 KEEP_BATCHES = 80
 """Batches kept for streams that are writing meanwhile (20 s at ``GATHER_S``)."""
 IDLE_S = 60.0
@@ -69,6 +72,8 @@ class Feed:
         """Guards the stream count and the waiters (the batches are appended by the feed alone)."""
         self._batches: deque[Batch] = deque(maxlen=KEEP_BATCHES)
         self._number = 0
+        self._published = 0.0
+        """When the last batch was handed to the streams (``time.monotonic``)."""
         self._cut = 0
         """How many times the subscription failed: a stream that joined before a cut ends."""
         self._cut_reason = ""
@@ -145,16 +150,9 @@ class Feed:
             self._subscribed.set()
             try:
                 while time.monotonic() - idle_since < IDLE_S:
-                    changed = subscription.get(timeout=1.0)
-                    noticed = time.monotonic()
-                    moved: set[str] = set()
-                    if changed is not None:
-                        moved.add(changed)
-                        while (left := noticed + self.gather_s - time.monotonic()) > 0:
-                            if (changed := subscription.get(timeout=left)) is not None:
-                                moved.add(changed)
+                    moved = self._gather(subscription)
                     if moved or lagging:
-                        lagging = self._publish(moved, lagging - moved, noticed)
+                        lagging = self._publish(moved, lagging - moved, time.monotonic())
                     if self._streams:
                         idle_since = time.monotonic()
             except BrokerUnavailable as exc:
@@ -166,9 +164,25 @@ class Feed:
                 self._subscribed.clear()
                 subscription.close()
 
+    def _gather(self, subscription) -> set[str]:
+        """The tables noticed to move: the first notice (within a second), then those until
+        the gap after the last batch is over, then those already queued."""
+        changed = subscription.get(timeout=1.0)
+        if changed is None:
+            return set()
+        moved = {changed}
+        gap = min(self.gather_s, self._streams * GATHER_PER_STREAM_S)
+        while (left := self._published + gap - time.monotonic()) > 0:
+            if (changed := subscription.get(timeout=left)) is not None:
+                moved.add(changed)
+        while (changed := subscription.get(timeout=0)) is not None:
+            moved.add(changed)
+        return moved
+
     def _publish(self, moved: set[str], recheck: set[str], noticed: float) -> set[str]:
         """Build the batch of ``moved`` (and of the lagging tables ``recheck``), hand it to
-        every stream; the tables still lagging."""
+        every stream; the tables still lagging. ``noticed``: taken after the last notice of
+        the batch, so every tile is read after every change it was noticed for."""
         health = self._health()  # read after the notices: as fresh as the tiles
         tiles = {t: self._tiles.get(t, noticed, health) for t in sorted(moved | recheck)}
         batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
@@ -176,6 +190,7 @@ class Feed:
         self._batches.append(batch)
         self._number = batch.number
         self._wake()
+        self._published = time.monotonic()
         return self._lagging(moved | recheck) if self._lagging else set()
 
     def _fail(self, reason: str) -> None:
