@@ -7,7 +7,9 @@ import time
 import uuid
 
 import pytest
+from werkzeug.test import EnvironBuilder
 
+from web.app import context
 from web.app.broker import LocalBroker, RedisBroker
 
 from .conftest import bearer, make_app, session_events
@@ -40,6 +42,18 @@ def test_a_posted_event_reaches_an_open_stream(app, post_events):
     second = next(events)  # the latency itself is measured by bench/dashboard.py
     assert second["id"] == {"T1": 4, "T2": 0} and second["data"]["counts"]["E"] == 26
     stream.close()
+
+
+def test_a_stream_closed_before_it_began_leaves_the_feed(app, post_events):
+    """A page gone before its first byte (the server closes the response unread): the feed
+    no longer counts it, and can stop when idle."""
+    with app.app_context():
+        feed = context.feed()
+    before = feed.streams
+    body = app(EnvironBuilder(path="/api/stream").get_environ(), lambda status, headers: None)
+    assert feed.streams == before + 1
+    body.close()
+    assert feed.streams == before
 
 
 def test_last_event_id_resumes_with_what_moved_only(app, post_events):

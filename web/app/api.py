@@ -317,10 +317,9 @@ def stream():
                     yield ": keep-alive\n\n"
         except BrokerUnavailable:  # Redis went away, or the stream fell behind: end it; the
             return                  # page reconnects with its Last-Event-ID and misses nothing
-        finally:
-            feed.leave()
 
     response = Response(stream_with_context(events()), mimetype="text/event-stream")
+    response.call_on_close(feed.leave)  # also when the page left before the stream began
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Accel-Buffering"] = "no"
     return response

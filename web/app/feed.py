@@ -99,6 +99,12 @@ class Feed:
         with self._guard:
             return self._number, self._cut
 
+    @property
+    def streams(self) -> int:
+        """How many open streams have joined and not left."""
+        with self._guard:
+            return self._streams
+
     def leave(self) -> None:
         with self._guard:
             self._streams -= 1
