@@ -150,10 +150,14 @@ def test_evidence_is_stored_once_and_shown_to_referees_only(agent):
 
 def test_health_reports_reach_the_table_summary(agent):
     client, tokens = agent
+    counts = {"plays": 40, "misread": 1, "caught": 1, "uncaught": 0, "deals": 1, "deals_right": 1}
     report = {"fps": 14.5, "last_read": 12.0, "calibration": "ok", "outbox": 3, "camera": "fault: frozen",
-              "perception": "40 plays, 1 misread"}
+              "perception": counts}
     assert client.post("/api/tables/T1/health", json=report, headers=bearer(tokens["T1"])).status_code == 200
-    assert client.post("/api/tables/T1/health", json={"fps": "fast"}, headers=bearer(tokens["T1"])).status_code == 400
+    for bad in ({"fps": "fast"}, {"perception": "40 plays"}, {"perception": {**counts, "plays": -1}},
+                {"perception": {**counts, "extra": 1}}, {"perception": {**counts, "caught": True}}):
+        answer = client.post("/api/tables/T1/health", json=bad, headers=bearer(tokens["T1"]))
+        assert answer.status_code == 400 and f"health.{next(iter(bad))}" in answer.get_json()["error"], bad
     (tile,) = [t for t in client.get("/api/tables").get_json()["tables"] if t["table"] == "T1"]
     assert {k: tile["health"][k] for k in report} == report
 

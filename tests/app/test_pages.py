@@ -232,14 +232,19 @@ def test_every_label_has_english_and_chinese():
 
 def test_floor_tiles_show_flags_turn_and_health(app, session, tokens):
     client = app.test_client()
+    counts = {"plays": 40, "misread": 1, "caught": 1, "uncaught": 0, "deals": 2, "deals_right": 1}
     client.post("/api/tables/T1/health", json={"fps": 15, "camera": "ok", "calibration": "lost",
-                                               "perception": "40 plays, 1 misread"},
+                                               "perception": counts},
                 headers={"Authorization": f"Bearer {tokens['T1']}"})
     page = client.get("/").get_data(as_text=True)
     tile = page[page.index('id="tile-T1"'):page.index('id="tile-T2"')]
     assert "flagged" in tile and "1 violation" in tile and "South to play" in tile
     assert "calibration lost" in tile and 'class="bad"' in tile
-    assert "reads against the simulation: 40 plays, 1 misread" in tile  # what the demo reports
+    assert ("reads against the simulation: 40 plays, 1 misread (1 caught by the referee, 0 unnoticed); "
+            "deal results equal to the truth: 1/2") in tile  # what the demo reports
+    client.post("/language/zh", data={"csrf_token": csrf_of(client, "/"), "next": "/"})
+    page = client.get("/").get_data(as_text=True)
+    assert "识别与模拟对照: 出牌 40 次，识别错误 1 次（裁判发现 1 次，未发现 0 次）；牌局结果与真实一致：1/2 副" in page
     assert client.get("/floor/tile/T1").get_data(as_text=True).strip().startswith('<a id="tile-T1"')
 
 

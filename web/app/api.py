@@ -27,7 +27,7 @@ from . import accounts, context
 from .auth import requires
 from .broker import BrokerUnavailable
 from .models import Evidence
-from .openapi import spec
+from .openapi import PERCEPTION_COUNTS, spec
 from .public import public_events, summary
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -40,7 +40,7 @@ RETRY_AFTER_S = "2"
 TOKEN_CACHE_S = 5.0
 """How long a worker trusts a token it has checked: a replaced token stops working within it."""
 HEALTH_FIELDS = {"fps": (int, float), "last_read": (int, float), "outbox": (int,),
-                 "calibration": (str,), "camera": (str,), "rfid": (str,), "perception": (str,)}
+                 "calibration": (str,), "camera": (str,), "rfid": (str,), "perception": (dict,)}
 STREAM_KEEPALIVE_S = 15.0
 STREAM_MAX_S = 300.0
 """A stream ends after this long; the browser reconnects with its Last-Event-ID."""
@@ -204,13 +204,20 @@ def post_health(table_id: str):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, kinds) or (
-                isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, str) and len(value) > 200):
-            raise ApiError(400, f"health.{key}: bad value {value!r}")
+                isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, str) and len(value) > 200) or (
+                isinstance(value, dict) and not _counts(value, PERCEPTION_COUNTS)):
+            raise ApiError(400, f"health.{key}: bad value {value!r}"[:300])
         report[key] = value
     report["received_at"] = time.time()
     context.broker().set_health(table_id, report)
     context.broker().publish(table_id)
     return jsonify(ok=True)
+
+
+def _counts(value: dict, names: tuple[str, ...]) -> bool:
+    """Exactly ``names``, each a whole number from 0 to a million."""
+    return set(value) == set(names) and all(
+        isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 1_000_000 for n in value.values())
 
 
 def table_ids() -> list[str]:

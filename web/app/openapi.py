@@ -7,6 +7,9 @@ built against, and a test checks that it names every route the API serves.
 from __future__ import annotations
 
 VERSION = "1.0.0"
+PERCEPTION_COUNTS = ("plays", "misread", "caught", "uncaught", "deals", "deals_right")
+"""A demo agent's reads against its simulation (health ``perception``): counts, which the
+floor page words in its visitor's language."""
 
 
 def _json(schema: dict, description: str) -> dict:
@@ -98,7 +101,10 @@ def spec() -> dict:
                         "fps": {"type": "number"}, "last_read": {"type": "number"},
                         "calibration": {"type": "string"}, "outbox": {"type": "integer"},
                         "camera": {"type": "string"}, "rfid": {"type": "string"},
-                        "perception": {"type": "string", "description": "the demo's reads against its truth"}}}}}},
+                        "perception": {"type": "object", "description": "the demo's reads against its truth",
+                                       "required": list(PERCEPTION_COUNTS), "additionalProperties": False,
+                                       "properties": {k: {"type": "integer", "minimum": 0, "maximum": 1_000_000}
+                                                      for k in PERCEPTION_COUNTS}}}}}}},
                 "responses": {"200": _json({"type": "object"}, "kept"), "400": _json(ERROR, "bad report"),
                               **TOKEN_ERRORS}}},
             "/api/stream": {"get": {

@@ -184,7 +184,7 @@ class SimulatedTable:
     def health(self, store) -> dict[str, Any]:
         """The agent's health report, with the demo's perception against the truth so far
         (the floor page shows it under the table)."""
-        return {**health(self.agent), "perception": self.perception(store).brief()}
+        return {**health(self.agent), "perception": self.perception(store).counts()}
 
     def perception(self, store) -> Perception:
         """This table's truth against what the server recorded (up to the last frame played,

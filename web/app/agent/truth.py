@@ -44,10 +44,10 @@ class Perception:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.details += other.details
 
-    def brief(self) -> str:
-        """One short line for the floor page (a health field is at most 200 characters)."""
-        return (f"{self.plays} plays, {self.misread} misread ({self.caught} caught by the referee, "
-                f"{self.uncaught} unnoticed); deals equal to the truth: {self.deals_right}/{self.deals}")
+    def counts(self) -> dict[str, int]:
+        """The counts the floor page shows (``web.app.openapi.PERCEPTION_COUNTS``), in its language."""
+        return {"plays": self.plays, "misread": self.misread, "caught": self.caught, "uncaught": self.uncaught,
+                "deals": self.deals, "deals_right": self.deals_right}
 
     def summary(self) -> str:
         per_k = 1000 * self.misread / self.plays if self.plays else 0.0
