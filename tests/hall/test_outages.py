@@ -141,3 +141,14 @@ def test_logins_are_answered_and_limited_while_redis_is_down(serve, pg_url, priv
                     for _ in range(LOGIN_ATTEMPTS + 1)]
     assert form.status_code == 200
     assert 500 not in statuses and statuses[-1] == 429, statuses
+
+
+def test_the_floor_page_shows_its_tables_while_redis_is_down(serve, pg_url, private_redis):
+    server = serve(pg_url, redis=private_redis.url)
+    keys = tokens(pg_url, ["F1"])
+    assert post(server, "F1", keys["F1"], session_of("F1", 2, 5)).status_code == 200
+    private_redis.stop()
+    floor = httpx.get(f"{server.base}/", timeout=10)
+    tile = httpx.get(f"{server.base}/floor/tile/F1", timeout=10)
+    assert floor.status_code == 200 and 'id="tile-F1"' in floor.text
+    assert tile.status_code == 200 and tile.text.strip().startswith('<a id="tile-F1"')

@@ -5,15 +5,25 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template
 
 from . import context
+from .broker import BrokerUnavailable
 from .api import table_ids, tile
 from .rulebook import rulebook_html
 
 bp = Blueprint("floor", __name__)
 
 
+def _health() -> dict[str, dict]:
+    """Every table agent's last report, read once for every tile; none while Redis is
+    unreachable: the floor still shows its tables (the pages are not the API's 503)."""
+    try:
+        return context.broker().health()
+    except BrokerUnavailable:
+        return {}
+
+
 @bp.get("/")
 def floor():
-    health = context.broker().health()  # once for every tile
+    health = _health()
     tiles = [tile(t, health) for t in table_ids()]
     return render_template("floor.html", tiles=tiles, seen={t["table"]: t["seq"] for t in tiles})
 
@@ -23,7 +33,7 @@ def floor_tile(table_id: str):
     """One tile's HTML: what a live floor page swaps in when the table moves."""
     if table_id not in table_ids():
         abort(404)
-    return render_template("_tile.html", tile=tile(table_id))
+    return render_template("_tile.html", tile=tile(table_id, _health()))
 
 
 @bp.get("/rules")
