@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
-import httpx
+import aiohttp
 import psutil
 from sqlalchemy.engine import make_url
 
@@ -60,6 +60,9 @@ DRAIN_S = 5.0
 RETRY_S = 0.5
 """An agent's pause before resending what was not acknowledged."""
 START_TIMEOUT_S = 60.0
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=10.0)
+STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=5.0)
+"""A live stream is held for the whole run; only connecting to it is bounded."""
 
 
 @dataclass
@@ -164,12 +167,16 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
 
 
-async def agent(client: httpx.AsyncClient, table: str, token: str, events: list[dict], rate: float,
+async def agent(client: aiohttp.ClientSession, table: str, token: str, events: list[dict], rate: float,
                 start: float, stop: float, fig: Figures) -> None:
-    """Post ``events`` on schedule (event k at ``start + k / rate``); resend until acknowledged."""
-    headers = {"Authorization": f"Bearer {token}"}
+    """Post ``events`` on schedule (event k at ``start + k / rate``); resend until acknowledged.
+
+    ``start`` is this table's own: the tables of a hall play independently, so the bench
+    spreads their phases over one period instead of sending every table's event at once."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     acked = fig.acked.setdefault(table, {})
     for k, event in enumerate(events):
+        body = json.dumps(event).encode()
         due = start + k / rate
         now = time.monotonic()
         if due > now:
@@ -178,18 +185,19 @@ async def agent(client: httpx.AsyncClient, table: str, token: str, events: list[
             fig.sent += 1
             sent = time.monotonic()
             try:
-                response = await client.post(f"/api/tables/{table}/events", json=event, headers=headers)
-            except httpx.HTTPError:
+                async with client.post(f"/api/tables/{table}/events", data=body, headers=headers) as response:
+                    status, answer = response.status, await response.read()
+            except (aiohttp.ClientError, asyncio.TimeoutError):
                 fig.errors += 1
                 await asyncio.sleep(RETRY_S)
                 continue
             done = time.monotonic()
-            if response.status_code != 200:
+            if status != 200:
                 fig.errors += 1
                 await asyncio.sleep(RETRY_S)
                 continue
             fig.ingest_ms.append(1000 * (done - sent))
-            (result,) = response.json()["results"]
+            (result,) = json.loads(answer)["results"]
             if result["status"] == "rejected":
                 fig.rejected += 1
             else:
@@ -204,7 +212,7 @@ TILE = re.compile(rb'^data: \{"table":"([^"]*)","seq":(\d+)', re.MULTILINE)
 EVENT_ID = re.compile(rb"^id: (.*)$", re.MULTILINE)
 
 
-async def viewer(client: httpx.AsyncClient, name: str, stop: float, fig: Figures) -> None:
+async def viewer(client: aiohttp.ClientSession, name: str, stop: float, fig: Figures) -> None:
     """Hold the live stream, reconnecting with the last id; each acknowledged event a table
     reached is noted once (its push latency) when this viewer first sees that seq or later.
 
@@ -217,10 +225,11 @@ async def viewer(client: httpx.AsyncClient, name: str, stop: float, fig: Figures
     while time.monotonic() < stop:
         headers = {"Last-Event-ID": last_id} if last_id else {}
         try:
-            async with client.stream("GET", "/api/stream", headers=headers,
-                                     timeout=httpx.Timeout(5.0, read=None)) as response:
+            async with client.get("/api/stream", headers=headers, timeout=STREAM_TIMEOUT) as response:
+                if response.status != 200:
+                    raise aiohttp.ClientResponseError(response.request_info, (), status=response.status)
                 carry = b""
-                async for data in response.aiter_raw():
+                async for data in response.content.iter_any():
                     now = time.monotonic()
                     data = carry + data
                     end = data.rfind(b"\n\n") + 2
@@ -242,7 +251,7 @@ async def viewer(client: httpx.AsyncClient, name: str, stop: float, fig: Figures
                                     fig.push_ms.append(max(0.0, 1000 * (now - at[1])))
                     if now >= stop:
                         return
-        except httpx.HTTPError:
+        except (aiohttp.ClientError, asyncio.TimeoutError):
             fig.errors += 1
             await asyncio.sleep(RETRY_S)
 
@@ -304,14 +313,15 @@ def lost_events(store_url: str, fig: Figures) -> int:
 
 
 async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures) -> float:
-    limits = httpx.Limits(max_connections=args.tables + args.viewers + 10, max_keepalive_connections=args.tables + 10)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=10.0) as client:
+    connector = aiohttp.TCPConnector(limit=0)  # an agent or a viewer: one connection each
+    async with aiohttp.ClientSession(base, connector=connector, timeout=REQUEST_TIMEOUT) as client:
         start = time.monotonic() + 1.0  # viewers connect first
         stop_agents = start + args.seconds + DRAIN_S
         viewers = [asyncio.create_task(viewer(client, f"v{v}", stop_agents + DRAIN_S, fig))
                    for v in range(args.viewers)]
-        await asyncio.gather(*(agent(client, table, tokens[table], events, args.rate, start, stop_agents, fig)
-                               for table, events in plan.items()))
+        await asyncio.gather(*(agent(client, table, tokens[table], events, args.rate,
+                                     start + i / (len(plan) * args.rate), stop_agents, fig)
+                               for i, (table, events) in enumerate(plan.items())))
         ended = time.monotonic()
         deadline = ended + DRAIN_S
         want = {t: max(a) for t, a in fig.acked.items() if a}
