@@ -28,7 +28,7 @@ from .auth import requires
 from .broker import BrokerUnavailable
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
-from .public import public_events, summary
+from .public import public_events
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -229,10 +229,8 @@ def table_ids() -> list[str]:
 def tile(table_id: str, health: dict[str, dict] | None = None) -> dict:
     """A table's floor tile: its public summary and its agent's last health report
     (from ``health``, every agent's reports when the caller read them already)."""
-    table = context.public(table_id)
-    base = summary(table) if table is not None else {"table": table_id, "seq": 0}
-    base["health"] = (context.broker().health() if health is None else health).get(table_id)
-    return base
+    summary = context.public_tile(table_id) or {"table": table_id, "seq": 0}
+    return {**summary, "health": (context.broker().health() if health is None else health).get(table_id)}
 
 
 @bp.get("/tables")

@@ -10,7 +10,7 @@ from web.store import Appended, Store, StoreError, get_store
 
 from .broker import Broker, BrokerUnavailable
 from .feed import Feed
-from .public import public_table
+from .public import public_summary, public_table
 from .tiles import Tiles
 from .timeline import Timelines
 
@@ -61,6 +61,11 @@ def delay() -> float:
 def public(table_id: str) -> dict | None:
     """The public state of a table as configured (the broadcast delay applied)."""
     return public_table(timelines(), table_id, delay())
+
+
+def public_tile(table_id: str) -> dict | None:
+    """A table's floor tile as configured (``public.public_summary``; the delay applied)."""
+    return public_summary(timelines(), table_id, delay())
 
 
 def append(events: list[dict]) -> list[Appended | StoreError]:

@@ -118,52 +118,89 @@ def review_status(record: dict, step: Step, state: dict) -> str:
     return "open" if record.get("deal", current) == current and not state.get("over") else "lapsed"
 
 
-def _steps(steps: list[Step], delay: float) -> list[Step]:
-    """The steps a viewer may see now: with a delay, those ``delay`` s of table time old."""
-    if delay <= 0 or not steps:
-        return steps
-    cut = steps[-1].event["t"] - delay
-    return [s for s in steps if s.event["t"] <= cut]
+def _shown(steps: list[Step], upto: int, delay: float) -> int:
+    """How many of the first ``upto`` steps a viewer may see now: with a delay, those
+    ``delay`` s of table time older than the latest. The referee refuses time going
+    backwards (``referee.engine``), so they are a prefix: found from the end, not by
+    reading a whole session."""
+    if delay <= 0 or not upto:
+        return upto
+    cut = steps[upto - 1].event["t"] - delay
+    shown = upto
+    while shown and steps[shown - 1].event["t"] > cut:
+        shown -= 1
+    return shown
+
+
+def _view(timelines: Timelines, table_id: str, delay: float, name: str, build) -> dict | None:
+    """``build(timeline, table_id, upto, shown)`` of the first ``upto`` steps, ``shown`` of
+    them visible: made once per table change and delay."""
+    timeline = timelines.get(table_id)
+    if timeline is None:
+        return None
+    upto = len(timeline.steps)  # another thread may add steps meanwhile
+    key = (name, delay, upto)
+    cached = timeline.views.get(key)
+    if cached is None:
+        cached = timeline.views[key] = build(timeline, table_id, upto, _shown(timeline.steps, upto, delay))
+    return cached
 
 
 def public_table(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
     """The public state of a table (None if it has no events): never a hand."""
-    timeline = timelines.get(table_id)
-    if timeline is None:
-        return None
-    key = ("public", delay, len(timeline.steps))  # another thread may add steps meanwhile
-    cached = timeline.views.get(key)
-    if cached is None:
-        cached = timeline.views[key] = _public(timeline, table_id, delay, key[2])
-    return cached
+    return _view(timelines, table_id, delay, "public", _public)
 
 
-def _public(timeline: Timeline, table_id: str, delay: float, upto: int) -> dict:
-    steps = _steps(timeline.steps[:upto], delay)
-    state = steps[-1].state_view if steps else view_for(None)
-    start = max((i for i, s in enumerate(steps) if s.event["type"] == "deal_start"), default=len(steps))
-    min_conf = timeline.referee.ruleset.min_confidence
-    history = [action_entry(s, min_conf) for s in steps[start:] if s.event["type"] in ACTIONS]
-    deal = state.get("deal") or {}
-    records = [r for s in steps for r in s.records]
-    open_flags = Counter(r["severity"] for r in records
-                         if r.get("type") == "flag" and flag_status(r, timeline.closed, state) == "open")
-    reviews = [r for s in steps for r in s.records
-               if r.get("type") == "review" and review_status(r, s, state) == "open"]
+def public_summary(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
+    """A floor tile's worth of a table's public state (``summary``), without its play
+    history: what every open live page receives on every change of every table."""
+    return _view(timelines, table_id, delay, "summary",
+                 lambda *args: summary(_head(*args)))
+
+
+def _head(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
+    """What both views tell of the first ``shown`` of ``upto`` steps: state, seq, time and
+    the tallies of the records kept aside (``Timeline.noted``), never a walk over every step."""
+    steps = timeline.steps
+    state = steps[shown - 1].state_view if shown else view_for(None)
+    open_flags, reviews, deals, sessions = Counter(), 0, [], []
+    for i, record in timeline.noted:
+        if i >= shown:
+            break
+        kind = record["type"]
+        if kind == "flag":
+            if flag_status(record, timeline.closed, state) == "open":
+                open_flags[record["severity"]] += 1
+        elif kind == "review":
+            reviews += review_status(record, steps[i], state) == "open"
+        else:
+            (deals if kind == "deal_end" else sessions).append(record)
     return {
         "table": table_id,
         "ruleset": timeline.ruleset,
-        "seq": steps[-1].seq if steps else 0,
+        "seq": steps[shown - 1].seq if shown else 0,
         "head_seq": timeline.head_seq,
-        "delayed": len(steps) < upto,
-        "last_t": steps[-1].event["t"] if steps else None,
+        "delayed": shown < upto,
+        "last_t": steps[shown - 1].event["t"] if shown else None,
         "state": state,
+        "open_flags": {s: open_flags[s] for s in SEVERITIES if open_flags[s]},
+        "reviews": reviews,
+        "deals": deals,
+        "sessions": sessions,
+    }
+
+
+def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
+    head = _head(timeline, table_id, upto, shown)
+    steps = timeline.steps[:shown]
+    start = next((i for i in range(shown - 1, -1, -1) if steps[i].event["type"] == "deal_start"), shown)
+    min_conf = timeline.referee.ruleset.min_confidence
+    history = [action_entry(s, min_conf) for s in steps[start:] if s.event["type"] in ACTIONS]
+    deal = head["state"].get("deal") or {}
+    return {
+        **head,
         "history": history,
         "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"],
-        "open_flags": {s: open_flags[s] for s in SEVERITIES if open_flags[s]},
-        "reviews": len(reviews),
-        "deals": [r for r in records if r.get("type") == "deal_end"],
-        "sessions": [r for r in records if r.get("type") == "session_result"],
         "corrections": sum(1 for s in steps if s.corrected),
     }
 

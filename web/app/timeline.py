@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from web.store import Store
 from web.store.derive import RefereeDerivation
@@ -24,6 +24,12 @@ ACTIONS = ("play", "pass", "tribute", "return", "report", "conflict")
 """Event types that are a seat's action at the table (the play history lists them)."""
 CLOSING_RECORDS = ("dismissed", "withdrawn")
 """Records that close a flag named by ``(rule, seat, at)``."""
+NOTED_RECORDS = ("flag", "review", "deal_end", "session_result")
+"""Records a table's summary counts or shows: kept aside as they are derived, so that a
+summary reads them, not every step of a session that may run to thousands."""
+HEAD_OF = select(TableHead.table_id, TableHead.ruleset, TableHead.head_seq, TableHead.generation).where(
+    TableHead.table_id == bindparam("table_id"))
+"""Built once: read before every view of a table."""
 
 
 def flag_key(record: dict) -> tuple:
@@ -58,6 +64,8 @@ class Timeline:
     corrections: list[dict] = field(default_factory=list)
     closed: dict[tuple, dict] = field(default_factory=dict)
     """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal."""
+    noted: list[tuple[int, dict]] = field(default_factory=list)
+    """(step index, record) of each record of ``NOTED_RECORDS``, in order."""
     referee: object = None
     views: dict = field(default_factory=dict)
     """Views computed from this timeline as it stands (``public_table`` by delay); cleared
@@ -104,7 +112,7 @@ class Timelines:
     def head(self, table_id: str) -> dict | None:
         """The store's head row of one table (not every table's: a hall has hundreds)."""
         with self.store.engine.connect() as conn:
-            row = conn.execute(select(TableHead).where(TableHead.table_id == table_id)).first()
+            row = conn.execute(HEAD_OF, {"table_id": table_id}).first()
         return None if row is None else dict(table=row.table_id, ruleset=row.ruleset, head_seq=row.head_seq,
                                              generation=row.generation)
 
@@ -131,6 +139,7 @@ class Timelines:
             where = (referee.state.deal.number, referee.state.deal.round)  # a deal_start opens its deal
         step = Step(event["seq"], body, where[0], where[1], records, self.extract(referee.state), corrected)
         timeline.steps.append(step)
+        timeline.noted += [(len(timeline.steps) - 1, r) for r in records if r.get("type") in NOTED_RECORDS]
         timeline.views.clear()
         timeline.head_seq = max(timeline.head_seq, event["seq"])
         evidence = event.get("evidence")

@@ -77,6 +77,11 @@ BATCH_SIZE = 2000
 IN_CHUNK = 500
 """Values per SQL ``IN`` list (SQLite caps the parameters of one statement)."""
 MAX_DEAL = 2 ** 31 - 1
+EVENTS_AFTER = (select(TableEvent.seq, TableEvent.body)
+                .where(TableEvent.table_id == bindparam("table_id"), TableEvent.seq > bindparam("after"))
+                .order_by(TableEvent.seq))
+"""Built once: every live page's refresh reads a table's new events, and building the
+statement cost as much as running it."""
 
 
 class StoreError(ValueError):
@@ -707,10 +712,7 @@ class Store:
     def events(self, table_id: str, after: int = 0) -> list[dict]:
         """Accepted events of a table in order, each with its ``seq``."""
         with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(TableEvent.seq, TableEvent.body)
-                .where(TableEvent.table_id == table_id, TableEvent.seq > after).order_by(TableEvent.seq)
-            ).all()
+            rows = conn.execute(EVENTS_AFTER, {"table_id": table_id, "after": after}).all()
         return [{"seq": r.seq, **json.loads(r.body)} for r in rows]
 
     def records(self, table_id: str | None = None, types: Iterable[str] | None = None,

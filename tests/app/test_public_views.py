@@ -1,0 +1,70 @@
+"""A table's public views read the records kept aside as they are derived (``Timeline.noted``)
+and find the delayed steps from the end; here they are checked against the plain
+definition: every step the delay lets a viewer see, every record of those steps."""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.simulate import play_session
+from tests.store.support import TEST_SECRET
+from web.app.public import (
+    SEVERITIES,
+    flag_status,
+    public_summary,
+    public_table,
+    review_status,
+    state_extract,
+    summary,
+)
+from web.app.timeline import Timelines
+from web.store import open_store
+
+
+def walked(timeline, delay: float) -> dict:
+    """The parts of ``public_table`` that count records, from a walk over every step."""
+    steps = timeline.steps
+    if delay > 0 and steps:
+        steps = [s for s in steps if s.event["t"] <= timeline.steps[-1].event["t"] - delay]
+    state = steps[-1].state_view if steps else {}
+    records = [(s, r) for s in steps for r in s.records]
+    flags = Counter(r["severity"] for _, r in records
+                    if r.get("type") == "flag" and flag_status(r, timeline.closed, state) == "open")
+    return {
+        "seq": steps[-1].seq if steps else 0,
+        "delayed": len(steps) < len(timeline.steps),
+        "open_flags": {s: flags[s] for s in SEVERITIES if flags[s]},
+        "reviews": sum(1 for s, r in records if r.get("type") == "review" and review_status(r, s, state) == "open"),
+        "deals": [r for _, r in records if r.get("type") == "deal_end"],
+        "sessions": [r for _, r in records if r.get("type") == "session_result"],
+        "corrections": sum(1 for s in steps if s.corrected),
+    }
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), share=st.floats(0.05, 1.0), delay=st.sampled_from([0.0, 4.0, 30.0, 1e6]))
+def test_views_count_what_a_walk_over_every_shown_step_counts(seed, share, delay):
+    events = play_session(seed, breaches=0.2, table="T1")
+    events = events[:max(1, int(len(events) * share))]
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        store.append_many(events)
+        timelines = Timelines(store, state_extract)
+        table = public_table(timelines, "T1", delay)
+        expected = walked(timelines.get("T1"), delay)
+        assert {k: table[k] for k in expected} == expected
+        assert public_summary(timelines, "T1", delay) == summary(table)
+
+
+def test_the_kept_records_hold_flags_and_results_of_a_whole_session():
+    """The property above is not vacuous: a session with breaches has flags and results."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        store.append_many(play_session(7, breaches=0.2, table="T1"))
+        timelines = Timelines(store, state_extract)
+        kinds = Counter(r["type"] for _, r in timelines.get("T1").noted)
+        assert kinds["flag"] > 0 and kinds["deal_end"] > 1 and kinds["session_result"] == 1
