@@ -11,6 +11,7 @@ from werkzeug.test import EnvironBuilder
 
 from web.app import context
 from web.app.broker import LocalBroker, RedisBroker
+from web.app.feed import Batch
 
 from .conftest import bearer, make_app, session_events
 
@@ -56,6 +57,30 @@ def test_a_stream_closed_before_it_began_leaves_the_feed(app, post_events):
     assert feed.streams == before
 
 
+def test_pages_opening_together_reuse_the_tiles_and_miss_no_change(app, post_events):
+    """A page opening after another reuses the tiles built since the feed subscribed (500
+    pages opening at once built every table 500 times), and still gets every change."""
+    post_events(session_events()[:2])
+    with app.app_context():
+        tiles = context.tiles()
+    built, build = [], tiles._build
+    tiles._build = lambda table, health: built.append(table) or build(table, health)
+    first = app.test_client().get("/api/stream", buffered=False)
+    first_events = table_events(first)
+    assert [next(first_events)["data"]["seq"] for _ in "12"] == [2, 0] and sorted(built) == ["T1", "T2"]
+    post_events(session_events()[2:3])  # committed before the second page opens
+    second = app.test_client().get("/api/stream", buffered=False)
+    second_events = table_events(second)
+    seen = {}
+    while seen.get("T1") != 3:  # now, or in the batch of that change
+        event = next(second_events)
+        seen[event["data"]["table"]] = event["data"]["seq"]
+    assert next(first_events)["data"]["seq"] == 3
+    assert built.count("T2") == 1 and built.count("T1") == 2  # T1 once more, for its change
+    second.close()  # the last opened first: both streams' contexts live in this one thread
+    first.close()
+
+
 def test_last_event_id_resumes_with_what_moved_only(app, post_events):
     post_events(session_events()[:2])
     post_events([{"type": "session_start", "t": 0.0, "teams": {"NS": "A", "EW": "B"}}], table="T2")
@@ -98,3 +123,14 @@ def test_brokers_carry_changes_and_health(kind):
         assert broker.health() == {"T7": {"fps": 12.0}}
     finally:
         sub.close()
+
+
+def test_a_batch_encodes_each_streams_own_map_as_its_id():
+    """Streams share one encoding of the id when their maps are equal, never a stale one."""
+    batch = Batch(1, {}, {})
+    seen = {"T1": 2}
+    assert json.loads(batch.event_id(seen)) == {"T1": 2}
+    assert json.loads(batch.event_id({"T1": 2, "T2": 1})) == {"T1": 2, "T2": 1}
+    seen["T1"] = 3  # the batch kept a copy of what it encoded, not the stream's map
+    assert json.loads(batch.event_id(seen)) == {"T1": 3}
+    assert json.loads(batch.event_id({"T1": 3})) == {"T1": 3}

@@ -26,6 +26,7 @@ from web.store.db import WRITE
 from . import accounts, context
 from .auth import requires
 from .broker import BrokerUnavailable
+from .feed import Batch
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
 from .public import public_events
@@ -285,15 +286,18 @@ def stream():
     seen = _seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
     feed = context.feed()
     place = feed.join()  # before reading the first tiles: any later change comes as a batch
-    opened = time.monotonic()
+    fresh = feed.since
 
-    def chunk(tiles: list) -> str:
-        """The events of ``tiles`` (their seqs now seen), the id on the last one."""
-        if not tiles:
+    def chunk(text: str, seqs: dict[str, int], batch: Batch | None = None) -> str:
+        """``text`` (events of tiles whose seqs are ``seqs``, now seen), the id on the last one."""
+        if not text:
             return ""
-        seen.update((t.data["table"], t.seq) for t in tiles)
-        *first, last = (t.message for t in tiles)
-        return "".join(first) + f"id: {json.dumps(seen, separators=(',', ':'))}\n" + last
+        seen.update(seqs)
+        event_id = batch.event_id(seen) if batch else json.dumps(seen, separators=(",", ":"))
+        return f"{text[:-1]}id: {event_id}\n\n"
+
+    def tiles_chunk(tiles: list, batch: Batch | None = None) -> str:
+        return chunk("".join(t.message for t in tiles), {t.data["table"]: t.seq for t in tiles}, batch)
 
     def events():
         nonlocal place
@@ -301,19 +305,23 @@ def stream():
             yield "retry: 1000\n\n"
             health = context.broker().health()
             tiles = context.tiles()
-            first = (tiles.get(t, opened, health) for t in table_ids())
-            yield chunk([t for t in first if seen.get(t.data["table"]) != t.seq])
+            first = (tiles.get(t, fresh, health) for t in table_ids())
+            yield tiles_chunk([t for t in first if seen.get(t.data["table"]) != t.seq])
             started = last = time.monotonic()
             while time.monotonic() - started < STREAM_MAX_S:
                 batches = feed.wait(place, timeout=1.0)
                 if batches:
                     place = (batches[-1].number, place[1])
-                    moved = {}
-                    for batch in batches:
-                        moved.update(batch.recheck)
-                        moved.update(batch.moved)
-                    forced = set().union(*(b.moved for b in batches))
-                    text = chunk([t for name, t in moved.items() if name in forced or seen.get(name) != t.seq])
+                    if len(batches) == 1 and not batches[0].recheck:  # the usual wake-up
+                        text = chunk(batches[0].text, batches[0].seqs, batches[0])
+                    else:
+                        moved = {}
+                        for batch in batches:
+                            moved.update(batch.recheck)
+                            moved.update(batch.moved)
+                        forced = set().union(*(b.moved for b in batches))
+                        text = tiles_chunk([t for name, t in moved.items()
+                                            if name in forced or seen.get(name) != t.seq], batches[-1])
                     if text:
                         last = time.monotonic()
                         yield text

@@ -15,12 +15,13 @@ resumes from its ``Last-Event-ID``, missing nothing.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
 from .tiles import Tile, Tiles
@@ -49,6 +50,21 @@ class Batch:
     recheck: dict[str, Tile]
     """Tables whose delayed public view may have moved without a notice: sent to the
     streams that have not seen their current seq."""
+    text: str = ""
+    """The events of every ``moved`` tile, written once for all the streams."""
+    seqs: dict[str, int] = field(default_factory=dict)
+    """The seq of every ``moved`` tile."""
+    _last_id: list = field(default_factory=list, compare=False, repr=False)
+
+    def event_id(self, seen: dict[str, int]) -> str:
+        """``seen`` as a stream's event id (compact JSON). The streams that are up to date
+        hold equal maps after a batch: the first encodes it, the others compare and reuse."""
+        memo = self._last_id
+        if memo and memo[0] == seen:
+            return memo[1]
+        text = json.dumps(seen, separators=(",", ":"))
+        memo[:] = [dict(seen), text]
+        return text
 
 
 class Feed:
@@ -78,6 +94,8 @@ class Feed:
         """How many times the subscription failed: a stream that joined before a cut ends."""
         self._cut_reason = ""
         self._subscribed = threading.Event()
+        self._since = 0.0
+        """When the current subscription began (``time.monotonic``)."""
         self._streams = 0
         self._waiters: list[threading.Lock] = []
         self._thread: threading.Thread | None = None
@@ -98,6 +116,15 @@ class Feed:
             raise BrokerUnavailable(self._cut_reason or "live updates unavailable (not subscribed)")
         with self._guard:
             return self._number, self._cut
+
+    @property
+    def since(self) -> float:
+        """When the current subscription began: a cached tile built since then is fresh
+        enough for a stream joining now. Any change it misses was noticed later, so the
+        feed builds that table again for a batch this stream will receive (the feed
+        rebuilds every table it is noticed to move, so 500 pages opening at once reuse
+        the tiles instead of each building every table again)."""
+        return self._since
 
     @property
     def streams(self) -> int:
@@ -153,6 +180,7 @@ class Feed:
                 self._cut_reason = str(exc)
                 time.sleep(RESUBSCRIBE_S)
                 continue
+            self._since = time.monotonic()
             self._subscribed.set()
             try:
                 while time.monotonic() - idle_since < IDLE_S:
@@ -192,7 +220,8 @@ class Feed:
         health = self._health()  # read after the notices: as fresh as the tiles
         tiles = {t: self._tiles.get(t, noticed, health) for t in sorted(moved | recheck)}
         batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
-                      {t: tiles[t] for t in sorted(recheck)})
+                      {t: tiles[t] for t in sorted(recheck)}, "".join(tiles[t].message for t in sorted(moved)),
+                      {t: tiles[t].seq for t in sorted(moved)})
         self._batches.append(batch)
         self._number = batch.number
         self._wake()
