@@ -11,6 +11,11 @@ namespace of its own), gives each table a token, then for ``--seconds``:
 - each of ``--viewers`` holds ``/api/stream`` open (reconnecting with its
   ``Last-Event-ID``) and notes when each table's sequence number reaches it.
 
+The viewers run in a process of their own: 500 viewers reading every batch kept the
+agents' event loop busy for tens of milliseconds at a time, and the agents' acknowledgements
+waited in their sockets, counted as the server's ingest latency. Both processes read the
+same system-wide monotonic clock.
+
 It prints accepted events/s, ingest latency (request sent -> acknowledged) p50/p99, push
 latency (acknowledged at the agent -> seen by a viewer; a viewer that saw it first
 counts 0) p50/p99, errors, lost events (acknowledged but not in the store afterwards),
@@ -18,7 +23,7 @@ and the CPU used by the server, PostgreSQL and Redis over the run (percent of on
 and ms per accepted event). With ``--json`` the last line is one JSON object.
 
 Usage: python bench/load.py --tables N --rate R --viewers M --seconds S
-       [--db URL --redis URL --workers K] [--threads T] [--json]
+       [--db URL --redis URL --workers K] [--connections C] [--json]
 Everything is bounded: the run stops after ``--seconds`` plus a few seconds of drain,
 and the server is stopped and the scratch data removed however it ends.
 """
@@ -29,21 +34,23 @@ import argparse
 import asyncio
 import ipaddress
 import json
+import multiprocessing
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 import aiohttp
+import numpy as np
 import psutil
 from sqlalchemy.engine import make_url
 
@@ -74,13 +81,17 @@ class Figures:
     errors: int = 0
     """Requests answered with anything but 200, or failing at the connection (then resent)."""
     ingest_ms: list[float] = field(default_factory=list)
-    push_ms: list[float] = field(default_factory=list)
     acked: dict[str, dict[int, tuple[str, float]]] = field(default_factory=dict)
     """table -> seq -> (event id, monotonic time the agent got the acknowledgement)."""
-    seen: dict[str, dict[str, int]] = field(default_factory=dict)
-    """viewer -> table -> the highest seq that viewer has seen."""
-    early: list[tuple[str, int]] = field(default_factory=list)
-    """(table, seq) a viewer saw before its agent had the acknowledgement (push latency 0)."""
+
+
+@dataclass
+class Sightings:
+    """What the viewers saw (in the viewers' process)."""
+
+    errors: int = 0
+    seen_at: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    """viewer -> table -> the monotonic time it first saw seq k, at index k - 1."""
 
 
 def table_events(index: int, count: int) -> list[dict]:
@@ -131,7 +142,8 @@ def server(args, data: Path):
         port = free_port()
         env = {**os.environ, "GUANDAN_SECRET_KEY": TEST_SECRET, "GUANDAN_ADMIN_PASSWORD": "load-bench-chief",
                "GUANDAN_REDIS_NAMESPACE": f"load-{uuid.uuid4().hex[:8]}"}
-        cmd = [CLI, "serve", "--port", str(port), "--workers", str(args.workers), "--threads", str(args.threads)]
+        cmd = [CLI, "serve", "--port", str(port), "--workers", str(args.workers),
+               "--connections", str(args.connections)]
         cmd += ["--db", db] if db else ["--data", str(data / "store")]
         cmd += ["--redis", args.redis] if args.redis else []
         log = (data / "serve.log").open("w")
@@ -159,12 +171,9 @@ def server(args, data: Path):
             log.close()
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 2)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 2)
+def percentile(values, q: float) -> float | None:
+    """The ``q``-th percentile (linear between closest ranks), None for no values."""
+    return round(float(np.percentile(values, q)), 2) if len(values) else None
 
 
 async def agent(client: aiohttp.ClientSession, table: str, token: str, events: list[dict], rate: float,
@@ -212,16 +221,16 @@ TILE = re.compile(rb'^data: \{"table":"([^"]*)","seq":(\d+)', re.MULTILINE)
 EVENT_ID = re.compile(rb"^id: (.*)$", re.MULTILINE)
 
 
-async def viewer(client: aiohttp.ClientSession, name: str, stop: float, fig: Figures) -> None:
-    """Hold the live stream, reconnecting with the last id; each acknowledged event a table
-    reached is noted once (its push latency) when this viewer first sees that seq or later.
+async def viewer(client: aiohttp.ClientSession, name: str, stop: float, sight: Sightings) -> None:
+    """Hold the live stream, reconnecting with the last id; note when each table's seq first
+    reaches this viewer (a tile carries a table's state: seeing seq k is seeing 1..k).
 
     Hundreds of viewers each receive every table's every change: the bytes are scanned by
     two regular expressions rather than decoded line by line, so that the bench's own
     parsing does not take the CPU the server is measured on.
     """
     last_id = None
-    seen = fig.seen.setdefault(name, {})
+    seen_at = sight.seen_at.setdefault(name, {})
     while time.monotonic() < stop:
         headers = {"Last-Event-ID": last_id} if last_id else {}
         try:
@@ -238,31 +247,59 @@ async def viewer(client: aiohttp.ClientSession, name: str, stop: float, fig: Fig
                     if ids:
                         last_id = ids[-1].decode()
                     for table, seq in dict(TILE.findall(done)).items():  # the last seq of each table
-                        table, seq = table.decode(), int(seq)
-                        before = seen.get(table, 0)
-                        if seq > before:
-                            seen[table] = seq
-                            acked = fig.acked.get(table, {})
-                            for k in range(before + 1, seq + 1):
-                                at = acked.get(k)
-                                if at is None:
-                                    fig.early.append((table, k))
-                                else:
-                                    fig.push_ms.append(max(0.0, 1000 * (now - at[1])))
+                        times = seen_at.setdefault(table.decode(), [])
+                        if int(seq) > len(times):
+                            times.extend([now] * (int(seq) - len(times)))
                     if now >= stop:
                         return
         except (aiohttp.ClientError, asyncio.TimeoutError):
-            fig.errors += 1
+            sight.errors += 1
             await asyncio.sleep(RETRY_S)
 
 
-def push_latencies(fig: Figures) -> tuple[list[float], int]:
-    """Push latencies (a viewer that saw an event before its acknowledgement counts 0),
-    and how many (viewer, acknowledged event) pairs never reached the viewer."""
-    out = list(fig.push_ms) + [0.0 for table, k in fig.early if k in fig.acked.get(table, {})]
-    missed = sum(1 for seen in fig.seen.values() for table, acked in fig.acked.items()
-                 for seq in acked if seq > seen.get(table, 0))
-    return out, missed
+def viewers_process(base: str, count: int, stop: float, conn) -> None:
+    """The viewers' process: stream until the parent sends the acknowledgements (or ``stop``),
+    let every viewer catch up for at most ``DRAIN_S``, send back the push figures."""
+    asyncio.run(_viewers(base, count, stop, conn))
+
+
+async def _viewers(base: str, count: int, stop: float, conn) -> None:
+    sight = Sightings()
+    async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0), timeout=REQUEST_TIMEOUT) as client:
+        tasks = [asyncio.create_task(viewer(client, f"v{v}", stop, sight)) for v in range(count)]
+        acked = await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+        want = {t: max(seqs) for t, seqs in acked.items() if seqs}
+        deadline = time.monotonic() + DRAIN_S
+        while time.monotonic() < deadline and not all(
+                len(sight.seen_at.get(f"v{v}", {}).get(t, ())) >= seq for v in range(count) for t, seq in want.items()):
+            await asyncio.sleep(0.1)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    pushes, missed = push_latencies(sight, acked)
+    cpu = psutil.Process().cpu_times()
+    conn.send({"pushes": len(pushes), "push_missed": missed, "viewer_errors": sight.errors,
+               "push_p50_ms": percentile(pushes, 50), "push_p99_ms": percentile(pushes, 99),
+               "cpu_s": cpu.user + cpu.system})
+
+
+def push_latencies(sight: Sightings, acked: dict[str, dict[int, float]]) -> tuple[np.ndarray, int]:
+    """Push latency of every (viewer, acknowledged event) pair in ms (a viewer that saw an
+    event before its acknowledgement counts 0), and how many such pairs never reached the viewer."""
+    ack_times = {}
+    for table, seqs in acked.items():
+        times = np.full(max(seqs, default=0), np.nan)
+        for seq, at in seqs.items():
+            times[seq - 1] = at
+        ack_times[table] = times
+    out, missed = [], 0
+    for seen_at in sight.seen_at.values():
+        for table, times in ack_times.items():
+            seen = np.asarray(seen_at.get(table, ())[:len(times)])
+            delay = seen - times[:len(seen)]
+            out.append(np.maximum(delay[~np.isnan(delay)], 0.0) * 1000)
+            missed += int(np.count_nonzero(~np.isnan(times[len(seen):])))
+    return (np.concatenate(out) if out else np.array([])), missed
 
 
 def roots(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
@@ -312,26 +349,37 @@ def lost_events(store_url: str, fig: Figures) -> int:
     return lost
 
 
-async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures) -> float:
-    connector = aiohttp.TCPConnector(limit=0)  # an agent or a viewer: one connection each
-    async with aiohttp.ClientSession(base, connector=connector, timeout=REQUEST_TIMEOUT) as client:
-        start = time.monotonic() + 1.0  # viewers connect first
+async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures,
+              start: float) -> float:
+    """The agents, from ``start`` (the viewers are connected by then); the seconds they took."""
+    async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0), timeout=REQUEST_TIMEOUT) as client:
         stop_agents = start + args.seconds + DRAIN_S
-        viewers = [asyncio.create_task(viewer(client, f"v{v}", stop_agents + DRAIN_S, fig))
-                   for v in range(args.viewers)]
         await asyncio.gather(*(agent(client, table, tokens[table], events, args.rate,
                                      start + i / (len(plan) * args.rate), stop_agents, fig)
                                for i, (table, events) in enumerate(plan.items())))
-        ended = time.monotonic()
-        deadline = ended + DRAIN_S
-        want = {t: max(a) for t, a in fig.acked.items() if a}
-        while time.monotonic() < deadline and not all(
-                fig.seen.get(f"v{v}", {}).get(t, 0) >= seq for v in range(args.viewers) for t, seq in want.items()):
-            await asyncio.sleep(0.1)
-        for task in viewers:
-            task.cancel()
-        await asyncio.gather(*viewers, return_exceptions=True)
-        return ended - start
+        return time.monotonic() - start
+
+
+def watch(args, base: str, fig: Figures, start: float, agents: Callable[[], float]) -> tuple[float, dict]:
+    """Run ``agents()`` while the viewers' process streams; (its seconds, the push figures)."""
+    if not args.viewers:
+        return agents(), {"pushes": 0, "push_missed": 0, "viewer_errors": 0, "push_p50_ms": None,
+                          "push_p99_ms": None, "cpu_s": 0.0}
+    mine, theirs = multiprocessing.Pipe()
+    stop = start + args.seconds + 3 * DRAIN_S
+    child = multiprocessing.get_context("fork").Process(target=viewers_process, args=(base, args.viewers, stop, theirs),
+                                                        daemon=True)
+    child.start()
+    try:
+        wall = agents()
+        mine.send({t: {seq: at for seq, (_, at) in acked.items()} for t, acked in fig.acked.items()})
+        if not mine.poll(stop - time.monotonic() + 60):
+            raise SystemExit("the viewers' process sent no figures")
+        return wall, mine.recv()
+    finally:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
 
 
 def main() -> None:
@@ -343,16 +391,16 @@ def main() -> None:
     parser.add_argument("--db", metavar="URL", help="PostgreSQL on this machine (a scratch schema is used)")
     parser.add_argument("--redis", metavar="URL", help="Redis on this machine (needed by --workers > 1)")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads per worker (default: enough for every viewer plus the agents)")
+    parser.add_argument("--connections", type=int, default=None,
+                        help="connections per worker (default: every viewer and agent, and then some)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     if min(args.tables, args.workers) < 1 or args.viewers < 0 or args.rate <= 0 or not 0 < args.seconds <= 600:
         parser.error("--tables and --workers at least 1, --viewers at least 0, --rate above 0, --seconds 0..600")
     loopback_only(args.db, "--db")
     loopback_only(args.redis, "--redis")
-    if args.threads is None:
-        args.threads = -(-args.viewers // args.workers) + max(16, -(-args.tables // args.workers)) + 8
+    if args.connections is None:
+        args.connections = max(1000, args.viewers + args.tables + 50)
     count = int(args.seconds * args.rate)
     plan = {f"L{i}": table_events(i, count) for i in range(args.tables)}
     fig = Figures()
@@ -366,32 +414,32 @@ def main() -> None:
             bench_proc = psutil.Process()
             before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
             load_before = os.getloadavg()
-            wall = asyncio.run(run(args, base, tokens, plan, fig))
+            start = time.monotonic() + 1.0  # the viewers connect first
+            wall, views = watch(args, base, fig, start, lambda: asyncio.run(run(args, base, tokens, plan, fig, start)))
             after, bench_after = cpu_seconds(procs), bench_proc.cpu_times()
             load_after = os.getloadavg()
             lost = lost_events(store_url, fig)
-    pushes, missed = push_latencies(fig)
     cpu = {role: after[role] - before[role] for role in before}
     busy = sum(cpu.values())
     out = {
         "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds,
         "db": "postgresql" if args.db else "sqlite", "redis": bool(args.redis), "workers": args.workers,
-        "threads": args.threads,
+        "connections": args.connections,
         "sent": fig.sent, "accepted": fig.accepted, "duplicates": fig.duplicates, "rejected": fig.rejected,
-        "errors": fig.errors, "lost": lost, "push_missed": missed,
+        "errors": fig.errors + views["viewer_errors"], "lost": lost, "push_missed": views["push_missed"],
         "accepted_per_s": round(fig.accepted / wall, 1),
         "ingest_p50_ms": percentile(fig.ingest_ms, 50), "ingest_p99_ms": percentile(fig.ingest_ms, 99),
-        "push_p50_ms": percentile(pushes, 50), "push_p99_ms": percentile(pushes, 99),
+        "push_p50_ms": views["push_p50_ms"], "push_p99_ms": views["push_p99_ms"],
         "cpu_pct_of_one_core": {role: round(100 * s / wall, 1) for role, s in cpu.items()},
         "cpu_ms_per_event": round(1000 * busy / fig.accepted, 2) if fig.accepted else None,
-        "bench_client_cpu_pct": round(100 * ((bench_after.user + bench_after.system)
+        "bench_client_cpu_pct": round(100 * ((bench_after.user + bench_after.system + views["cpu_s"])
                                              - (bench_before.user + bench_before.system)) / wall, 1),
         "loadavg_1m": [round(load_before[0], 2), round(load_after[0], 2)],
     }
     print(f"{out['db']}{'+redis' if args.redis else ''}, {args.workers} worker(s): {args.tables} tables x "
           f"{args.rate:g} events/s, {args.viewers} viewers, {wall:.0f} s")
-    print(f"  accepted {fig.accepted} ({out['accepted_per_s']}/s), errors {fig.errors}, lost {lost}, "
-          f"rejected {fig.rejected}, pushes missed {missed}")
+    print(f"  accepted {fig.accepted} ({out['accepted_per_s']}/s), errors {out['errors']}, lost {lost}, "
+          f"rejected {fig.rejected}, pushes missed {out['push_missed']}")
     print(f"  ingest p50 {out['ingest_p50_ms']} ms, p99 {out['ingest_p99_ms']} ms; "
           f"push p50 {out['push_p50_ms']} ms, p99 {out['push_p99_ms']} ms")
     print(f"  CPU (% of one core): {out['cpu_pct_of_one_core']}, {out['cpu_ms_per_event']} ms per event; "

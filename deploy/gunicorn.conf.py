@@ -1,4 +1,4 @@
-"""Gunicorn settings for one host of a hall: several threaded workers on PostgreSQL + Redis.
+"""Gunicorn settings for one host of a hall: several gevent workers on PostgreSQL + Redis.
 
 Run on each host (the same file, the same environment):
 
@@ -6,7 +6,7 @@ Run on each host (the same file, the same environment):
 
 Everything site-specific comes from the environment (see deploy/README.md):
 ``GUANDAN_DB_URL``, ``GUANDAN_REDIS_URL``, ``GUANDAN_SECRET_KEY`` (one key shared by every
-host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_THREADS``.
+host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
 """
 
 import os
@@ -17,10 +17,10 @@ from web.app.wsgi import hide_server_header, worker_ready
 
 bind = os.environ.get("GUANDAN_BIND", "127.0.0.1:5000")
 workers = int(os.environ.get("GUANDAN_WORKERS", "2"))
-# Every open live page holds one thread for its event stream: size threads x workers for
-# the viewers one host is to carry, plus the table agents' short requests.
-threads = int(os.environ.get("GUANDAN_THREADS", "128"))
-worker_class = "gthread"
+# Every open live page holds one connection for its event stream (a green thread: cheap to
+# wake): size connections x workers for the viewers one host is to carry, plus the agents.
+worker_connections = int(os.environ.get("GUANDAN_CONNECTIONS", "1000"))
+worker_class = "gevent"
 timeout = 60
 graceful_timeout = 5
 keepalive = 5

@@ -127,7 +127,8 @@ def test_with_several_workers_a_change_reaches_every_stream_through_redis(tmp_pa
             seen = ""
             while '"T1":2' not in seen or not seen.endswith("\n\n"):  # up to the end of that event
                 seen += stream.readline().decode()
-            assert "event: table" in seen.split('"T1":2', 1)[1]
+            event = seen[:-2].rsplit("\n\n", 1)[-1]  # the event that carries that id
+            assert event.startswith("event: table") and 'id: {"T1":2}' in event
 
 
 @pytest.mark.parametrize("argv", [["serve", "--workers", "0"], ["token", "create", " "]])

@@ -25,7 +25,7 @@ def test_the_sample_gunicorn_config_serves_a_migrated_hall(pg_url, private_redis
     port = free_port()
     env = {**os.environ, "GUANDAN_DB_URL": pg_url, "GUANDAN_REDIS_URL": private_redis.url,
            "GUANDAN_SECRET_KEY": TEST_SECRET, "GUANDAN_BIND": f"127.0.0.1:{port}", "GUANDAN_WORKERS": "2",
-           "GUANDAN_THREADS": "8"}
+           "GUANDAN_CONNECTIONS": "50"}
     with (tmp_path / "gunicorn.log").open("w") as log:
         proc = subprocess.Popen([GUNICORN, "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "web.app.wsgi:create()"],
                                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

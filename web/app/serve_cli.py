@@ -1,7 +1,7 @@
 """``guandan-ref serve``, ``db upgrade``, ``user add`` and ``token create``: running the dashboard.
 
-``serve`` runs the app on gunicorn with threaded workers (an open live page holds one
-thread for its event stream), never on Flask's development server. Several workers need
+``serve`` runs the app on gunicorn with gevent workers (an open live page holds one
+connection for its event stream), never on Flask's development server. Several workers need
 Redis (``--redis``) so that an event appended in one reaches the streams of all. The
 first start on a store without logins creates the chief referee's (``chief``) and prints
 its password once, or takes ``GUANDAN_ADMIN_PASSWORD``.
@@ -15,7 +15,7 @@ import sys
 
 from web.store_cli import open_from_args, store_options
 
-THREADS_PER_WORKER = 32
+CONNECTIONS_PER_WORKER = 1000
 
 
 def register(sub) -> None:
@@ -26,8 +26,9 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (more than one needs --redis)")
     p.add_argument("--redis", metavar="URL", default=None,
                    help="Redis for live updates across workers, e.g. redis://127.0.0.1:6379/0")
-    p.add_argument("--threads", type=int, default=THREADS_PER_WORKER,
-                   help=f"threads per worker: each open live page holds one (default {THREADS_PER_WORKER})")
+    p.add_argument("--connections", type=int, default=CONNECTIONS_PER_WORKER,
+                   help="most open connections per worker: each open live page and each table agent "
+                        f"holds one (default {CONNECTIONS_PER_WORKER})")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("db", help="the store's database schema")
@@ -107,8 +108,8 @@ def cmd_token(args) -> int:
 def cmd_serve(args) -> int:
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, not {args.workers}")
-    if args.threads < 1:
-        raise ValueError(f"--threads must be at least 1, not {args.threads}")
+    if args.connections < 1:
+        raise ValueError(f"--connections must be at least 1, not {args.connections}")
     if args.workers > 1 and not args.redis:
         raise ValueError("several workers need --redis URL so that live updates reach every worker")
     from .accounts import ensure_chief
@@ -126,5 +127,5 @@ def cmd_serve(args) -> int:
     os.environ.update({k: v for k, v in env.items() if v})
     from .wsgi import run
 
-    run(f"{args.host}:{args.port}", args.workers, args.threads)
+    run(f"{args.host}:{args.port}", args.workers, args.connections)
     return 0

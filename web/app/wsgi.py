@@ -1,4 +1,10 @@
-"""The dashboard on gunicorn: threaded workers, each building the app from ``GUANDAN_*``.
+"""The dashboard on gunicorn: gevent workers, each building the app from ``GUANDAN_*``.
+
+A worker serves every open live page's event stream and the agents' posts together. With
+threads, each stream was an OS thread and each batch woke hundreds of them through the one
+interpreter lock (a third of a core for 500 idle pages, and posts waited behind them);
+gevent's green threads make a stream's wake-up a switch, and the same code (the store's
+group commit, the live feed) runs unchanged on them.
 
 ``gunicorn 'web.app.wsgi:create()'`` works as well; ``run`` is what ``guandan-ref serve``
 calls. The ``Server`` header names no server or version.
@@ -45,8 +51,8 @@ def worker_ready(worker) -> None:
     worker.log.info("worker %s ready", worker.pid)
 
 
-def run(bind: str, workers: int, threads: int) -> None:
+def run(bind: str, workers: int, connections: int) -> None:
     hide_server_header()
-    _Server({"bind": bind, "workers": workers, "threads": threads, "worker_class": "gthread",
+    _Server({"bind": bind, "workers": workers, "worker_connections": connections, "worker_class": "gevent",
              "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "forwarded_allow_ips": "127.0.0.1",
              "post_worker_init": worker_ready}).run()
