@@ -288,16 +288,16 @@ def stream():
     place = feed.join()  # before reading the first tiles: any later change comes as a batch
     fresh = feed.since
 
-    def chunk(text: str, seqs: dict[str, int], batch: Batch | None = None) -> str:
+    def chunk(text: bytes, seqs: dict[str, int], batch: Batch | None = None) -> bytes:
         """``text`` (events of tiles whose seqs are ``seqs``, now seen), the id on the last one."""
         if not text:
-            return ""
+            return b""
         seen.update(seqs)
         event_id = batch.event_id(seen) if batch else json.dumps(seen, separators=(",", ":"))
-        return f"{text[:-1]}id: {event_id}\n\n"
+        return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
 
     def tiles_chunk(tiles: list, batch: Batch | None = None) -> str:
-        return chunk("".join(t.message for t in tiles), {t.data["table"]: t.seq for t in tiles}, batch)
+        return chunk(b"".join(t.message for t in tiles), {t.data["table"]: t.seq for t in tiles}, batch)
 
     def events():
         nonlocal place

@@ -50,8 +50,8 @@ class Batch:
     recheck: dict[str, Tile]
     """Tables whose delayed public view may have moved without a notice: sent to the
     streams that have not seen their current seq."""
-    text: str = ""
-    """The events of every ``moved`` tile, written once for all the streams."""
+    text: bytes = b""
+    """The events of every ``moved`` tile, joined and encoded once for all the streams."""
     seqs: dict[str, int] = field(default_factory=dict)
     """The seq of every ``moved`` tile."""
     _last_id: list = field(default_factory=list, compare=False, repr=False)
@@ -223,7 +223,7 @@ class Feed:
             tiles[table] = self._tiles.get(table, noticed, health)
             time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
         batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
-                      {t: tiles[t] for t in sorted(recheck)}, "".join(tiles[t].message for t in sorted(moved)),
+                      {t: tiles[t] for t in sorted(recheck)}, b"".join(tiles[t].message for t in sorted(moved)),
                       {t: tiles[t].seq for t in sorted(moved)})
         self._batches.append(batch)
         self._number = batch.number

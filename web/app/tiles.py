@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 class Tile(NamedTuple):
     data: dict
-    message: str
-    """``data`` as one server-sent ``table`` event (compact JSON), made once for every stream."""
+    message: bytes
+    """``data`` as one server-sent ``table`` event (compact JSON, UTF-8), made once for every stream."""
 
     @property
     def seq(self) -> int:
@@ -56,6 +56,6 @@ class Tiles:
             started = time.monotonic()
             data = self._build(table_id, health)
             text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-            tile = Tile(data, f"event: table\ndata: {text}\n\n")
+            tile = Tile(data, f"event: table\ndata: {text}\n\n".encode())
             self._cache[table_id] = (started, tile)
             return tile

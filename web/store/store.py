@@ -82,6 +82,9 @@ EVENTS_AFTER = (select(TableEvent.seq, TableEvent.body)
                 .order_by(TableEvent.seq))
 """Built once: every live page's refresh reads a table's new events, and building the
 statement cost as much as running it."""
+KNOWN_IDS = select(TableEvent.table_id, TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body).where(
+    tuple_(TableEvent.table_id, TableEvent.event_id).in_(bindparam("keys", expanding=True)))
+"""Built once: asked in every write transaction (half its cost when built each time)."""
 
 
 class StoreError(ValueError):
@@ -485,9 +488,7 @@ class Store:
         keys = sorted(set(keys))
         known = {}
         for i in range(0, len(keys), IN_CHUNK):
-            rows = conn.execute(
-                select(TableEvent.table_id, TableEvent.event_id, TableEvent.seq, TableEvent.hash, TableEvent.body)
-                .where(tuple_(TableEvent.table_id, TableEvent.event_id).in_(keys[i:i + IN_CHUNK])))
+            rows = conn.execute(KNOWN_IDS, {"keys": keys[i:i + IN_CHUNK]})
             known.update({(r.table_id, r.event_id): (r.seq, r.hash, r.body) for r in rows})
         return known
 
