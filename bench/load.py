@@ -68,6 +68,8 @@ DRAIN_S = 5.0
 RETRY_S = 0.5
 """An agent's pause before resending what was not acknowledged."""
 START_TIMEOUT_S = 60.0
+READY_TIMEOUT_S = 60.0
+"""How long the viewers may take to open their streams before the agents start anyway."""
 VIEWERS_PER_PROCESS = 125
 NICE = 5
 """The viewers' processes' niceness: on a machine with fewer cores than processes, the
@@ -95,6 +97,8 @@ class Sightings:
     """What the viewers saw (in the viewers' process)."""
 
     errors: int = 0
+    ready: set[str] = field(default_factory=set)
+    """Viewers that have received their stream's first bytes."""
     seen_at: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     """viewer -> table -> the monotonic time it first saw seq k, at index k - 1."""
 
@@ -245,6 +249,7 @@ async def viewer(client: aiohttp.ClientSession, name: str, stop: float, sight: S
                 carry = b""
                 async for data in response.content.iter_any():
                     now = time.monotonic()
+                    sight.ready.add(name)
                     data = carry + data
                     end = data.rfind(b"\n\n") + 2
                     done, carry = data[:end], data[end:]
@@ -273,6 +278,10 @@ async def _viewers(base: str, names: list[str], stop: float, conn) -> None:
     sight = Sightings()
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0), timeout=REQUEST_TIMEOUT) as client:
         tasks = [asyncio.create_task(viewer(client, name, stop, sight)) for name in names]
+        ready_by = time.monotonic() + READY_TIMEOUT_S
+        while len(sight.ready) < len(names) and time.monotonic() < ready_by:
+            await asyncio.sleep(0.05)
+        conn.send(len(sight.ready))
         acked = await asyncio.get_running_loop().run_in_executor(None, conn.recv)
         want = {t: max(seqs) for t, seqs in acked.items() if seqs}
         deadline = time.monotonic() + DRAIN_S
@@ -365,12 +374,14 @@ async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict
         return time.monotonic() - start
 
 
-def watch(args, base: str, fig: Figures, start: float, agents: Callable[[], float]) -> tuple[float, dict]:
-    """Run ``agents()`` while the viewers' process streams; (its seconds, the push figures)."""
+def watch(args, base: str, fig: Figures, agents: Callable[[float], float]) -> tuple[float, dict]:
+    """Open the viewers' streams, then run ``agents(start)`` while they stream (the figures
+    are of a floor already watched: 500 pages opening at once is another measurement);
+    (the agents' seconds, the push figures)."""
     if not args.viewers:
-        return agents(), {"pushes": 0, "push_missed": 0, "viewer_errors": 0, "push_p50_ms": None,
+        return agents(time.monotonic()), {"pushes": 0, "push_missed": 0, "viewer_errors": 0, "push_p50_ms": None,
                           "push_p99_ms": None, "cpu_s": 0.0}
-    stop = start + args.seconds + 3 * DRAIN_S
+    stop = time.monotonic() + READY_TIMEOUT_S + args.seconds + 3 * DRAIN_S
     names = [f"v{v}" for v in range(args.viewers)]
     children = []
     for first in range(0, len(names), VIEWERS_PER_PROCESS):
@@ -380,7 +391,11 @@ def watch(args, base: str, fig: Figures, start: float, agents: Callable[[], floa
         child.start()
         children.append((child, mine))
     try:
-        wall = agents()
+        for _, mine in children:
+            if not mine.poll(READY_TIMEOUT_S + 10):
+                raise SystemExit("a viewers' process did not start")
+            mine.recv()
+        wall = agents(time.monotonic() + 0.5)
         acked = {t: {seq: at for seq, (_, at) in seqs.items()} for t, seqs in fig.acked.items()}
         for _, mine in children:
             mine.send(acked)
@@ -432,8 +447,7 @@ def main() -> None:
             bench_proc = psutil.Process()
             before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
             load_before = os.getloadavg()
-            start = time.monotonic() + 1.0  # the viewers connect first
-            wall, views = watch(args, base, fig, start, lambda: asyncio.run(run(args, base, tokens, plan, fig, start)))
+            wall, views = watch(args, base, fig, lambda start: asyncio.run(run(args, base, tokens, plan, fig, start)))
             after, bench_after = cpu_seconds(procs), bench_proc.cpu_times()
             load_after = os.getloadavg()
             lost = lost_events(store_url, fig)

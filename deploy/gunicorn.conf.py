@@ -11,9 +11,12 @@ host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
 
 import os
 
-from web.app.broker import check_reachable
-from web.app.serve_cli import migrate
-from web.app.wsgi import hide_server_header, worker_ready
+from web.app.wsgi import green, hide_server_header, worker_ready
+
+green()  # first, in the master: before the migration below loads the database driver
+
+from web.app.broker import check_reachable  # noqa: E402
+from web.app.serve_cli import migrate  # noqa: E402
 
 bind = os.environ.get("GUANDAN_BIND", "127.0.0.1:5000")
 workers = int(os.environ.get("GUANDAN_WORKERS", "2"))

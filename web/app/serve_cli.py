@@ -117,6 +117,9 @@ def cmd_serve(args) -> int:
 
     if args.redis:
         check_reachable(args.redis)
+    from .wsgi import green
+
+    green()  # before the store loads its database driver, which the workers inherit
     with _open(args) as store:  # migrate once, before the workers start
         password = ensure_chief(store, os.environ.get("GUANDAN_ADMIN_PASSWORD"))
     if password is not None and not os.environ.get("GUANDAN_ADMIN_PASSWORD"):

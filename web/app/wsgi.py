@@ -18,6 +18,16 @@ from gunicorn.app.base import BaseApplication
 from . import create_app
 
 
+def green() -> None:
+    """Patch the standard library for gevent in the process that forks the workers, before
+    it opens the store. psycopg chooses how to wait for the server when it is imported: a
+    master that imported it unpatched gave its workers a wait that blocks every green thread
+    of the worker for each query (PostgreSQL, 50 tables: ingest p99 500 ms at 40% of a core)."""
+    from gevent import monkey
+
+    monkey.patch_all()
+
+
 def create():
     return create_app()
 
