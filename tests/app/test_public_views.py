@@ -9,6 +9,7 @@ from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
 
 from referee.simulate import play_session
 from tests.store.support import TEST_SECRET
@@ -68,3 +69,21 @@ def test_the_kept_records_hold_flags_and_results_of_a_whole_session():
         timelines = Timelines(store, state_extract)
         kinds = Counter(r["type"] for _, r in timelines.get("T1").noted)
         assert kinds["flag"] > 0 and kinds["deal_end"] > 1 and kinds["session_result"] == 1
+
+
+def test_a_feeds_reads_share_one_connection_while_reading():
+    """Each connection checked out of a PostgreSQL pool is pinged first: a batch of tiles
+    read inside ``reading()`` checks out one, not two per table."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        store.append_many(play_session(3, table="T1")[:20] + play_session(4, table="T2")[:20])
+        timelines = Timelines(store, state_extract)
+        checkouts = []
+        event.listen(store.engine, "checkout", lambda *args: checkouts.append(args))
+        with timelines.reading():
+            assert timelines.get("T1").head_seq == 20 and timelines.get("T2").head_seq == 20
+            assert timelines.head("T1")["head_seq"] == 20
+        assert len(checkouts) == 1
+        store.append_many(play_session(3, table="T1")[20:22])
+        before = len(checkouts)
+        assert timelines.get("T1").head_seq == 22 and len(checkouts) == before + 1  # outside: one of its own

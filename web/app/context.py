@@ -49,7 +49,8 @@ def feed() -> Feed:
                 loop()
 
         feed = current_app.extensions.setdefault("guandan_feed", Feed(
-            broker(), tiles(), broker().health, lagging if delay() > 0 else None, run))
+            broker(), tiles(), broker().health, lagging if delay() > 0 else None, run,
+            reading=timelines().reading))
     return feed
 
 

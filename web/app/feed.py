@@ -21,6 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
@@ -72,14 +73,16 @@ class Feed:
 
     ``health`` reads every table agent's last report (once per batch, not once per
     tile); ``lagging`` names, among the given tables, those whose public view still lags
-    their head (a broadcast delay), to be built again in the next batches.
+    their head (a broadcast delay), to be built again in the next batches; ``reading()``
+    is a context in which a batch's reads share what they can (one connection).
     """
 
     def __init__(self, broker: Broker, tiles: Tiles, health: Callable[[], dict[str, dict]],
                  lagging: Callable[[set[str]], set[str]] | None = None, run: Callable = lambda f: f(),
-                 gather_s: float = GATHER_S):
+                 gather_s: float = GATHER_S, reading: Callable[[], AbstractContextManager] = nullcontext):
         self._broker = broker
         self._tiles = tiles
+        self._reading = reading
         self._health = health
         self._lagging = lagging
         self._run_in = run
@@ -219,9 +222,10 @@ class Feed:
         the batch, so every tile is read after every change it was noticed for."""
         health = self._health()  # read after the notices: as fresh as the tiles
         tiles = {}
-        for table in sorted(moved | recheck):
-            tiles[table] = self._tiles.get(table, noticed, health)
-            time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
+        with self._reading():
+            for table in sorted(moved | recheck):
+                tiles[table] = self._tiles.get(table, noticed, health)
+                time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
         batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
                       {t: tiles[t] for t in sorted(recheck)}, b"".join(tiles[t].message for t in sorted(moved)),
                       {t: tiles[t].seq for t in sorted(moved)})
@@ -229,7 +233,10 @@ class Feed:
         self._number = batch.number
         self._wake()
         self._published = time.monotonic()
-        return self._lagging(moved | recheck) if self._lagging else set()
+        if self._lagging is None:
+            return set()
+        with self._reading():
+            return self._lagging(moved | recheck)
 
     def _fail(self, reason: str) -> None:
         self._cut_reason = reason

@@ -12,9 +12,12 @@ event while no correction arrives.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, select
+from sqlalchemy.engine import Connection
 
 from web.store import Store
 from web.store.derive import RefereeDerivation
@@ -85,10 +88,41 @@ class Timelines:
         self._cache: dict[str, Timeline] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._shared = threading.local()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Reads of tables in this thread share one connection meanwhile: a live feed reads
+        a batch of up to hundreds of tables, and on PostgreSQL each connection checked out
+        is pinged first (a round trip; two for each table before). For one thread that
+        reads much (the feed), never for each page: hundreds of pages each holding a
+        connection while waiting for a tile another builds would empty the pool."""
+        if getattr(self._shared, "conn", None) is not None:
+            yield
+            return
+        with self.store.engine.connect() as conn:
+            self._shared.conn = conn
+            try:
+                yield
+            finally:
+                self._shared.conn = None
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        shared = getattr(self._shared, "conn", None)
+        if shared is not None:
+            yield shared
+            return
+        with self.store.engine.connect() as conn:
+            yield conn
 
     def get(self, table_id: str) -> Timeline | None:
         """The timeline of ``table_id`` up to the store's head; None for a table without events."""
-        head = self.head(table_id)
+        with self._connection() as conn:
+            return self._get(conn, table_id)
+
+    def _get(self, conn: Connection, table_id: str) -> Timeline | None:
+        head = self._head(conn, table_id)
         if head is None:
             return None
         with self._guard:
@@ -98,7 +132,7 @@ class Timelines:
             if cached is None or cached.generation != head["generation"] or cached.head_seq > head["head_seq"]:
                 cached = Timeline(table_id, head["ruleset"], head["generation"])
             if cached.head_seq < head["head_seq"]:
-                fresh = self.store.events(table_id, after=cached.head_seq)
+                fresh = self.store.events(table_id, after=cached.head_seq, conn=conn)
                 if cached.referee is None or any(e["type"] == "correction" for e in fresh):
                     cached = self._build(table_id, head, cached.raw + fresh)
                 else:
@@ -111,8 +145,12 @@ class Timelines:
 
     def head(self, table_id: str) -> dict | None:
         """The store's head row of one table (not every table's: a hall has hundreds)."""
-        with self.store.engine.connect() as conn:
-            row = conn.execute(HEAD_OF, {"table_id": table_id}).first()
+        with self._connection() as conn:
+            return self._head(conn, table_id)
+
+    @staticmethod
+    def _head(conn: Connection, table_id: str) -> dict | None:
+        row = conn.execute(HEAD_OF, {"table_id": table_id}).first()
         return None if row is None else dict(table=row.table_id, ruleset=row.ruleset, head_seq=row.head_seq,
                                              generation=row.generation)
 

@@ -710,10 +710,12 @@ class Store:
         return [dict(table=r.table_id, ruleset=r.ruleset, head_seq=r.head_seq,
                      generation=r.generation) for r in rows]
 
-    def events(self, table_id: str, after: int = 0) -> list[dict]:
-        """Accepted events of a table in order, each with its ``seq``."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(EVENTS_AFTER, {"table_id": table_id, "after": after}).all()
+    def events(self, table_id: str, after: int = 0, *, conn: Connection | None = None) -> list[dict]:
+        """Accepted events of a table in order, each with its ``seq`` (read on ``conn`` if given)."""
+        if conn is None:
+            with self.engine.connect() as conn:
+                return self.events(table_id, after, conn=conn)
+        rows = conn.execute(EVENTS_AFTER, {"table_id": table_id, "after": after}).all()
         return [{"seq": r.seq, **json.loads(r.body)} for r in rows]
 
     def records(self, table_id: str | None = None, types: Iterable[str] | None = None,
