@@ -230,7 +230,7 @@ class Store:
                  secret_key: str | bytes | None = None, create: bool = True,
                  windows: authority.Windows = authority.Windows(),
                  clock: Callable[[], float] = time.time, migrate: bool = True,
-                 group_wait: float = 0.02, table_rules: TableRules | None = None):
+                 group_wait: float = 0.005, table_rules: TableRules | None = None):
         self.url = url
         self._key = resolve_key(secret_key)
         self.derivation = derivation or RefereeDerivation()
