@@ -296,7 +296,7 @@ def stream():
         event_id = batch.event_id(seen) if batch else json.dumps(seen, separators=(",", ":"))
         return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
 
-    def tiles_chunk(tiles: list, batch: Batch | None = None) -> str:
+    def tiles_chunk(tiles: list, batch: Batch | None = None) -> bytes:
         return chunk(b"".join(t.message for t in tiles), {t.data["table"]: t.seq for t in tiles}, batch)
 
     def events():
