@@ -117,7 +117,7 @@ def cmd_serve(args) -> int:
 
     if args.redis:
         check_reachable(args.redis)
-    from .wsgi import green
+    from .wsgi import green, run
 
     green()  # before the store loads its database driver, which the workers inherit
     with _open(args) as store:  # migrate once, before the workers start
@@ -128,7 +128,5 @@ def cmd_serve(args) -> int:
     env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis,
            "GUANDAN_KEY_FILE": args.key_file}
     os.environ.update({k: v for k, v in env.items() if v})
-    from .wsgi import run
-
     run(f"{args.host}:{args.port}", args.workers, args.connections)
     return 0

@@ -4,9 +4,10 @@ A change of a table is sent to every open ``/api/stream``. Without sharing, a ha
 200 tables and hundreds of open pages would rebuild the same tile once per page per
 change; here the first to ask after a notice (the worker's feed, or a stream sending
 its first tiles) builds it and the others reuse it. A cached tile is reused only if it
-was *started* after the asker received its notice (or opened): the change was committed
-before the notice was published, so any read begun later sees it. No tile is ever older
-than the notice that asked for it.
+was *started* after the asker received its notice: the change was committed before the
+notice was published, so any read begun later sees it. No tile is ever older than the
+notice that asked for it. A stream's first tiles ask for those started since the feed
+subscribed (``Feed.since``): a change they miss was noticed later and comes in a batch.
 """
 
 from __future__ import annotations
