@@ -2,7 +2,10 @@
 
 Starts ``guandan-ref serve`` on a free loopback port (SQLite in a temporary data
 directory, or a scratch schema of ``--db`` dropped afterwards; ``--redis`` under a
-namespace of its own), gives each table a token, then for ``--seconds``:
+namespace of its own), gives each table a token; the tables join over ``--ramp`` seconds
+(default 5: a round's tables sit down over minutes, not in one instant; ``--ramp 0`` has
+every table's first event, which creates it, within one period), then all post for
+``--seconds``:
 
 - each of ``--tables`` agents posts the events of its own seeded session
   (``referee.simulate``: plays, passes, reports, tributes, with a ``tick`` between the
@@ -17,15 +20,15 @@ time (the acknowledgements waited in their sockets, counted as the server's inge
 latency), and in one process of their own the last of them read a batch 150 ms after the
 first (counted as push latency). All processes read the same system-wide monotonic clock.
 
-It prints accepted events/s, ingest latency (request sent -> acknowledged) p50/p99, push
+It prints accepted events/s (over the whole run, the ramp included), ingest latency (request sent -> acknowledged) p50/p99, push
 latency (acknowledged at the agent -> seen by a viewer; a viewer that saw it first
 counts 0) p50/p99, errors, lost events (acknowledged but not in the store afterwards),
 and the CPU used by the server, PostgreSQL and Redis over the run (percent of one core,
 and ms per accepted event). With ``--json`` the last line is one JSON object.
 
 Usage: python bench/load.py --tables N --rate R --viewers M --seconds S
-       [--db URL --redis URL --workers K] [--connections C] [--json]
-Everything is bounded: the run stops after ``--seconds`` plus a few seconds of drain,
+       [--db URL --redis URL --workers K] [--ramp S] [--connections C] [--json]
+Everything is bounded: the run stops after ``--ramp`` + ``--seconds`` plus a few seconds of drain,
 and the server is stopped and the scratch data removed however it ends.
 """
 
@@ -363,14 +366,24 @@ def lost_events(store_url: str, fig: Figures) -> int:
     return lost
 
 
+def joining(tables: int, rate: float, ramp: float) -> list[float]:
+    """When each table's agent starts, in seconds after the first: the tables join over
+    ``ramp`` seconds, as a hall's tables sit down over the first minutes of a round rather
+    than in the same instant (a load tool's spawn rate). Their phases are spread over one
+    period, so that the tables that joined do not post at the same instant either."""
+    period = 1 / rate
+    periods = int(ramp * rate)
+    return [period * i / tables + period * (periods * i // tables) for i in range(tables)]
+
+
 async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures,
               start: float) -> float:
     """The agents, from ``start`` (the viewers are connected by then); the seconds they took."""
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0), timeout=REQUEST_TIMEOUT) as client:
-        stop_agents = start + args.seconds + DRAIN_S
-        await asyncio.gather(*(agent(client, table, tokens[table], events, args.rate,
-                                     start + i / (len(plan) * args.rate), stop_agents, fig)
-                               for i, (table, events) in enumerate(plan.items())))
+        stop_agents = start + args.ramp + args.seconds + DRAIN_S
+        await asyncio.gather(*(agent(client, table, tokens[table], events[:round((args.ramp + args.seconds - at) * args.rate)],
+                                     args.rate, start + at, stop_agents, fig)
+                               for (table, events), at in zip(plan.items(), joining(len(plan), args.rate, args.ramp))))
         return time.monotonic() - start
 
 
@@ -381,7 +394,7 @@ def watch(args, base: str, fig: Figures, agents: Callable[[float], float]) -> tu
     if not args.viewers:
         return agents(time.monotonic()), {"pushes": 0, "push_missed": 0, "viewer_errors": 0, "push_p50_ms": None,
                           "push_p99_ms": None, "cpu_s": 0.0}
-    stop = time.monotonic() + READY_TIMEOUT_S + args.seconds + 3 * DRAIN_S
+    stop = time.monotonic() + READY_TIMEOUT_S + args.ramp + args.seconds + 3 * DRAIN_S
     names = [f"v{v}" for v in range(args.viewers)]
     children = []
     for first in range(0, len(names), VIEWERS_PER_PROCESS):
@@ -421,6 +434,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=2.0, help="events per second per table")
     parser.add_argument("--viewers", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--ramp", type=float, default=5.0,
+                        help="seconds over which the tables join (then all post for --seconds)")
     parser.add_argument("--db", metavar="URL", help="PostgreSQL on this machine (a scratch schema is used)")
     parser.add_argument("--redis", metavar="URL", help="Redis on this machine (needed by --workers > 1)")
     parser.add_argument("--workers", type=int, default=1)
@@ -428,13 +443,15 @@ def main() -> None:
                         help="connections per worker (default: every viewer and agent, and then some)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
-    if min(args.tables, args.workers) < 1 or args.viewers < 0 or args.rate <= 0 or not 0 < args.seconds <= 600:
-        parser.error("--tables and --workers at least 1, --viewers at least 0, --rate above 0, --seconds 0..600")
+    if min(args.tables, args.workers) < 1 or args.viewers < 0 or args.rate <= 0 or not 0 < args.seconds <= 600 \
+            or not 0 <= args.ramp <= 600:
+        parser.error("--tables and --workers at least 1, --viewers at least 0, --rate above 0, --seconds 0..600, "
+                     "--ramp 0..600")
     loopback_only(args.db, "--db")
     loopback_only(args.redis, "--redis")
     if args.connections is None:
         args.connections = max(1000, args.viewers + args.tables + 50)
-    count = int(args.seconds * args.rate)
+    count = int((args.ramp + args.seconds) * args.rate)
     plan = {f"L{i}": table_events(i, count) for i in range(args.tables)}
     fig = Figures()
     with tempfile.TemporaryDirectory(prefix="guandan-load-") as tmp:
@@ -454,7 +471,7 @@ def main() -> None:
     cpu = {role: after[role] - before[role] for role in before}
     busy = sum(cpu.values())
     out = {
-        "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds,
+        "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds, "ramp": args.ramp,
         "db": "postgresql" if args.db else "sqlite", "redis": bool(args.redis), "workers": args.workers,
         "connections": args.connections,
         "sent": fig.sent, "accepted": fig.accepted, "duplicates": fig.duplicates, "rejected": fig.rejected,

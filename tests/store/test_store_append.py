@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
 
 from web.store import EventRejected, SequenceConflict
+from web.store.store import known_ids_query
 
 
 def test_events_are_numbered_per_table_and_read_back_in_order(store, table):
@@ -62,6 +64,32 @@ def test_resend_with_same_id_is_idempotent_but_a_reused_id_is_refused(store, tab
     with pytest.raises(EventRejected, match="id 'p1' is already used by seq 2"):
         store.append({"type": "play", "table": "T1", "t": 6, "seat": "E", "cards": ["2S"], "id": "p1"})
     assert len(store.events("T1")) == 2
+
+
+def test_an_id_is_known_per_table_in_a_group_of_resends(store):
+    """One id at two tables is two events; resent together, each is found at its own table."""
+    plays = [{"type": "session_start", "table": t, "t": 1, "teams": {"NS": "A", "EW": "B"}, "id": f"s-{t}"}
+             for t in ("T1", "T2")]
+    plays += [{"type": "play", "table": t, "t": 2, "seat": "S", "cards": [c], "id": "same"}
+              for t, c in (("T1", "2S"), ("T2", "3H"))]
+    first = store.submit(plays)
+    again = store.submit(plays[::-1])
+    assert [a.seq for a in first] == [1, 1, 2, 2] and not any(a.duplicate for a in first)
+    assert [(a.seq, a.duplicate) for a in again] == [(2, True), (2, True), (1, True), (1, True)]
+    assert [e["cards"] for t in ("T1", "T2") for e in store.events(t) if e["type"] == "play"] == [["2S"], ["3H"]]
+
+
+def test_known_ids_are_searched_in_the_index_not_scanned(store):
+    """Asked in every commit: a scan of the events table would slow every write as the record grows."""
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("the query plan checked is SQLite's")
+    query = known_ids_query(3)
+    with store.engine.connect() as conn:
+        plan = conn.execute(text(f"EXPLAIN QUERY PLAN {query.text}"),
+                            {f"{side}{i}": "x" for i in range(3) for side in "te"}).all()
+    steps = [row[-1] for row in plan]
+    assert any(s.startswith("SEARCH e USING INDEX uq_table_events_event_id") for s in steps), steps
+    assert not any(s.startswith("SCAN e") for s in steps), steps
 
 
 def test_expected_seq_detects_a_moved_head(store, table):
