@@ -37,6 +37,7 @@ def server(tmp_path_factory):
         for role in ("chief", "referee"):
             add_user(store, role, role, PASSWORD)
         token = create_token(store, "T3")
+        floor_token = create_token(store, "T4")
         example = [json.loads(line) for line in EXAMPLE.read_text().splitlines() if line.strip()]
         store.append_many(example)  # its own table, T1, as ./run.sh serve shows it
     with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
@@ -46,7 +47,7 @@ def server(tmp_path_factory):
         events[3]["evidence"] = {"frames": [frame], "tags": ["low_confidence"]}  # E's doubtful 5S
         events[4]["evidence"] = {"reads": [{"tag": "04A1B2", "card": "7D", "antenna": "S"}]}
         post(base, token, events)
-        yield base, token
+        yield base, token, floor_token
 
 
 def send_frame(base: str, token: str) -> str:
@@ -65,12 +66,12 @@ def send_frame(base: str, token: str) -> str:
         return json.loads(response.read())["id"]
 
 
-def post(base: str, token: str, events: list[dict]) -> list[dict]:
-    request = urllib.request.Request(f"{base}/api/tables/T3/events", data=json.dumps(events).encode(),
+def post(base: str, token: str, events: list[dict], table: str = "T3", what: str = "events") -> list[dict]:
+    request = urllib.request.Request(f"{base}/api/tables/{table}/{what}", data=json.dumps(events).encode(),
                                      headers={"Authorization": f"Bearer {token}",
                                               "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as response:
-        return json.loads(response.read())["results"]
+        return json.loads(response.read()).get("results")
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def log_in(page, base: str, role: str) -> None:
 
 
 def test_a_referee_watches_rules_and_corrects_live(server, browser):
-    base, token = server
+    base, token, _ = server
     wall = browser.new_page(viewport={"width": 1920, "height": 1080})
     wall.goto(base + "/")
     assert wall.locator("#tile-T3.flagged").count() == 1  # the open P4 flag stands out
@@ -156,3 +157,50 @@ def test_a_referee_watches_rules_and_corrects_live(server, browser):
     shot(page, "table-zh")
     page.goto(base + "/")
     shot(page, "floor-zh")
+
+
+SAME_TILE = """table => fetch("/floor/tile/" + table).then(r => r.text()).then(html => {
+    const holder = document.createElement("div");
+    holder.innerHTML = html.trim();
+    function canonical(tile) {
+        const copy = tile.cloneNode(true);
+        copy.querySelectorAll(".clock").forEach(c => { c.textContent = ""; });  // counted down live
+        const number = name => name === "data-limit" || name === "data-elapsed";
+        const tree = [copy, ...copy.querySelectorAll("*")].map(el => [el.tagName, ...Array.from(el.attributes)
+            .map(a => a.name + "=" + (number(a.name) ? parseFloat(a.value) : a.value)).sort()].join(" "));
+        return {tree: tree, text: copy.textContent.replace(/\\s+/g, " ").trim()};
+    }
+    return [canonical(document.getElementById("tile-" + table)), canonical(holder.firstElementChild)];
+})"""
+"""The live tile (drawn by live.js from the stream) and the server's tile (``_tile.html``),
+as element tree and text: one view, drawn in two places, must not drift apart."""
+
+
+def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(server, browser):
+    base, _, token = server
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(base + "/")
+    assert page.get_attribute("#tile-T4", "data-seq") == "0"  # an agent token, no event yet: waiting
+    post(base, token, {"fps": 12.5, "camera": "ok", "calibration": "lost", "outbox": 3,
+                       "perception": {"plays": 9, "misread": 1, "caught": 1, "uncaught": 0, "deals": 1,
+                                      "deals_right": 0}}, "T4", "health")
+    events = session_events("T4")
+    for event in events:
+        event["table"] = "T4"
+    post(base, token, events[:5], "T4")
+    page.wait_for_selector('#tile-T4[data-seq="5"] .count.turn', timeout=5000)
+    live, served = page.evaluate(SAME_TILE, "T4")
+    assert live == served
+    assert "flagged" in page.get_attribute("#tile-T4", "class")  # S played out of turn (P4)
+    assert "12 fps" in live["text"] and "calibration lost" in live["text"]  # 12.5: halves to even, as "%.0f"
+
+    page.click('button[data-lang="zh"]')
+    page.wait_for_selector("text=赛场总览")
+    post(base, token, events[5:], "T4")
+    page.wait_for_selector('#tile-T4[data-seq="7"]', timeout=5000)
+    live, served = page.evaluate(SAME_TILE, "T4")
+    assert live == served and "轮到" in live["text"]
+    tile_fetches = [url for url in requests if "/floor/tile/" in url]
+    assert len(tile_fetches) == 2  # the two comparisons above; the stream's changes fetched nothing

@@ -34,3 +34,11 @@ def t(key: str, default: str | None = None, **values) -> str:
         return key if default is None else default
     text = entry.get(language()) or entry[DEFAULT]
     return text.format(**values) if values else text
+
+
+def labels(*prefixes: str) -> dict[str, str]:
+    """Every label whose key starts with one of ``prefixes``, in the visitor's language and
+    unformatted: a live page builds what the server would from the stream's data, with the
+    same words (``live.js`` fills the ``{name}`` fields as ``t`` does)."""
+    lang = language()
+    return {key: entry.get(lang) or entry[DEFAULT] for key, entry in catalogue().items() if key.startswith(prefixes)}

@@ -70,19 +70,111 @@
     }, editing() ? 1000 : 100);
   }
 
+  // The floor: each change is drawn from the stream's data, as _tile.html draws it (same
+  // markup, same words from data-labels), instead of fetching the tile's HTML: a hall of
+  // 200 tables changes 400 times a second, and every open floor page would ask for each.
+  const labels = JSON.parse(root.dataset.labels || "{}");
+
+  function esc(value) {
+    return String(value).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+
+  function t(key, values) {
+    const text = Object.prototype.hasOwnProperty.call(labels, key) ? labels[key] : key;
+    return values ? text.replace(/\{(\w+)\}/g, function (_, name) { return values[name]; }) : text;
+  }
+
+  function whole(x) {  // Python's "%.0f": halves to even
+    const r = Math.round(x);
+    return String(Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r);
+  }
+
+  function seatLabel(seat) {
+    return seat ? '<span class="seat-name">' + esc(t("seat." + seat)) + "</span>" : "—";
+  }
+
+  function clock(c, lastT) {
+    return '<span class="clock-box" title="' + esc(c.rule + ": " + c.what) + '"><span class="clock-label">' +
+      esc(t("table.clock")) + '</span> <span class="clock" data-limit="' + esc(c.limit) + '" data-elapsed="' +
+      esc((lastT || c.start) - c.start) + '">' + esc(Math.trunc(c.limit)) + "s</span></span>";
+  }
+
+  function status(tile) {
+    if (tile.over) {
+      return '<div class="status">' + esc(t("floor.finished")) +
+        (tile.result ? ": " + esc(tile.result.score.NS) + ":" + esc(tile.result.score.EW) : "") + "</div>";
+    }
+    if (!tile.deal) return "";
+    const turn = tile.phase === "play" && tile.turn;
+    let html = '<div class="status">' + esc(t("table.deal_n", { n: tile.deal })) + " · " + esc(t("table.level")) +
+      " " + esc(tile.level) + " · " +
+      esc(turn ? t("floor.turn", { seat: t("seat." + tile.turn) }) : t("phase." + (tile.phase == null ? "None" : tile.phase)));
+    (tile.clocks || []).forEach(function (c) { if (c.seat === tile.turn) html += " " + clock(c, tile.last_t); });
+    html += ' </div> <div class="counts">';
+    ["N", "E", "S", "W"].forEach(function (seat) {
+      html += '<span class="count' + (seat === tile.turn && tile.phase === "play" ? " turn" : "") + '">' +
+        seatLabel(seat) + " " + esc(tile.counts[seat]) + "</span>";
+    });
+    return html + "</div> ";
+  }
+
+  function health(h) {
+    if (!h) return '<span class="none">' + esc(t("floor.no_agent")) + "</span>";
+    const bad = (h.camera || "ok") !== "ok" || (h.calibration || "ok") !== "ok";
+    let html = '<span class="' + (bad ? "bad" : "good") + '">' + esc(t("floor.agent")) + ": " +
+      (h.fps !== undefined ? esc(whole(h.fps)) + " fps" : "") +
+      (h.camera ? " · " + esc(t("floor.camera")) + " " + esc(h.camera) : "") +
+      (h.calibration ? " · " + esc(t("floor.calibration")) + " " + esc(h.calibration) : "") +
+      (h.outbox ? " · " + esc(t("floor.outbox", { n: h.outbox })) : "") + "</span> ";
+    if (h.perception) {
+      html += '<span class="perception">' + esc(t("floor.perception")) + ": " +
+        esc(t("floor.perception_counts", h.perception)) + "</span>";
+    }
+    return html;
+  }
+
+  function tileHtml(tile) {
+    const open = tile.open_flags || {};
+    const severities = Object.keys(open);
+    let html = '<a id="tile-' + esc(tile.table) + '" class="tile' +
+      (severities.length ? " flagged sev-top-" + esc(severities[0]) : "") + (tile.over ? " over" : "") +
+      '" href="/tables/' + esc(encodeURIComponent(tile.table)) + '" data-table="' + esc(tile.table) +
+      '" data-seq="' + esc(tile.seq) + '"><div class="tile-head"><span class="tid">' + esc(tile.table) + "</span> ";
+    if (severities.length) {
+      html += '<span class="flags">' + severities.map(function (s) {
+        return '<span class="sev sev-' + esc(s) + '">' + esc(open[s]) + " " + esc(t("severity." + s)) + "</span>";
+      }).join("") + "</span>";
+    }
+    if (tile.reviews) html += ' <span class="sev sev-review">' + esc(tile.reviews) + " " + esc(t("floor.to_check")) + "</span>";
+    html += " </div> ";
+    if (tile.teams && Object.keys(tile.teams).length) {
+      html += '<div class="teams"> ' + ["NS", "EW"].map(function (side) {
+        return '<div><span class="side">' + esc(t("side." + side)) + "</span> " + esc(tile.teams[side]) +
+          ' <span class="lvl">' + esc(t("table.level")) + " " + esc(tile.levels[side]) + "</span></div>";
+      }).join(" ") + " </div> " + status(tile);
+    } else {
+      html += '<div class="status">' + esc(t("floor.waiting")) + "</div>";
+    }
+    return html + ' <div class="health"> ' + health(tile.health) + " </div> </a>";
+  }
+
+  function drawTile(tile) {
+    const holder = document.createElement("div");
+    holder.innerHTML = tileHtml(tile);
+    const fresh = holder.firstElementChild;
+    const old = document.getElementById("tile-" + tile.table);
+    if (old) old.replaceWith(fresh); else root.appendChild(fresh);
+    const empty = root.querySelector(".empty");
+    if (empty) empty.remove();
+    root.dataset.updated = String(Date.now());
+  }
+
   function onTable(message) {
     const data = JSON.parse(message.data);
     if (mode === "floor") {
-      fetchHtml("/floor/tile/" + encodeURIComponent(data.table)).then(function (html) {
-        const old = document.getElementById("tile-" + data.table);
-        const holder = document.createElement("div");
-        holder.innerHTML = html.trim();
-        const tile = holder.firstElementChild;
-        if (old) old.replaceWith(tile); else root.appendChild(tile);
-        const empty = root.querySelector(".empty");
-        if (empty) empty.remove();
-        root.dataset.updated = String(Date.now());
-      }).catch(function () {});
+      drawTile(data);
     } else if (mode === "table") {
       if (data.table === root.dataset.table) refreshAll();
     } else {
