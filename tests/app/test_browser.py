@@ -198,7 +198,9 @@ def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(serve
 
     page.click('button[data-lang="zh"]')
     page.wait_for_selector("text=赛场总览")
-    post(base, token, events[5:], "T4")
+    post(base, token, events[5:6], "T4")  # the page showed seq 5: this tile comes whole
+    page.wait_for_selector('#tile-T4[data-seq="6"]', timeout=5000)
+    post(base, token, events[6:], "T4")  # and this one as a change from it
     page.wait_for_selector('#tile-T4[data-seq="7"]', timeout=5000)
     live, served = page.evaluate(SAME_TILE, "T4")
     assert live == served and "轮到" in live["text"]

@@ -19,17 +19,23 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 def table_events(stream):
-    """The ``table`` events of a stream as they come (skipping the retry line and
-    keep-alives); an event's ``id`` is None unless it ends what was written at once."""
-    text = ""
+    """The ``table`` and ``change`` events of a stream as they come (skipping the retry line
+    and keep-alives), each with the table's whole tile as a page holds it (a change merged
+    into the tile the stream sent before, which must exist); an event's ``id`` is None
+    unless it ends what was written at once."""
+    text, tiles = "", {}
     for chunk in stream.response:
         text += chunk.decode()
         while "\n\n" in text:
             block, text = text.split("\n\n", 1)
             fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-            if fields.get("event") == "table":
-                yield {"id": json.loads(fields["id"]) if "id" in fields else None,
-                       "data": json.loads(fields["data"])}
+            if fields.get("event") in ("table", "change"):
+                data = json.loads(fields["data"])
+                if fields["event"] == "change":
+                    data = {**tiles[data["table"]], **data}
+                tiles[data["table"]] = data
+                yield {"id": json.loads(fields["id"]) if "id" in fields else None, "data": data,
+                       "kind": fields["event"], "size": len(fields["data"])}
 
 
 def test_a_posted_event_reaches_an_open_stream(app, post_events):
@@ -43,6 +49,50 @@ def test_a_posted_event_reaches_an_open_stream(app, post_events):
     second = next(events)  # the latency itself is measured by bench/dashboard.py
     assert second["id"] == {"T1": 4, "T2": 0} and second["data"]["counts"]["E"] == 26
     stream.close()
+
+
+def test_a_stream_sends_each_table_whole_once_then_what_changed(app, post_events):
+    """A page holds every tile it was sent; each change then carries only the fields that
+    moved, and the tile it makes is the table's tile as the API gives it."""
+    post_events(session_events()[:2])
+    stream = app.test_client().get("/api/stream", buffered=False)
+    events = table_events(stream)
+    assert [next(events)["kind"] for _ in "12"] == ["table", "table"]
+    sizes = []
+    for event in session_events()[2:]:
+        post_events([event])
+        got = next(events)
+        whole = app.test_client().get("/api/tables").get_json()["tables"][0]
+        assert got["kind"] == "change" and got["data"] == whole
+        sizes.append((got["size"], len(json.dumps(whole, ensure_ascii=False, separators=(",", ":")))))
+    assert all(change < tile for change, tile in sizes)
+    assert sum(change for change, _ in sizes) < sum(tile for _, tile in sizes) / 2
+    stream.close()
+
+
+def test_a_stream_gets_a_whole_tile_unless_it_sent_the_one_a_change_goes_from(app, post_events):
+    """A change goes from the table's tile built before it. A stream that was sent another
+    (a page that opened meanwhile had a tile built for it alone) gets the next tile whole:
+    a change from a tile it never sent would leave its page with a wrong one."""
+    post_events(session_events()[:2])
+    first = app.test_client().get("/api/stream", buffered=False)
+    first_events = table_events(first)
+    [next(first_events) for _ in "12"]
+    post_events(session_events()[2:3])
+    assert next(first_events)["kind"] == "change"
+    with app.app_context():
+        tiles = context.tiles()
+    tiles._cache.clear()  # the next page's first tiles are built for it: a tile the first never got
+    second = app.test_client().get("/api/stream", buffered=False)
+    second_events = table_events(second)
+    assert [next(second_events)["data"]["seq"] for _ in "12"] == [3, 0]
+    post_events(session_events()[3:4])
+    assert next(second_events)["kind"] == "change"
+    assert next(first_events)["kind"] == "table"
+    post_events(session_events()[4:5])
+    assert [next(first_events)["kind"], next(second_events)["kind"]] == ["change", "change"]  # in step again
+    second.close()  # the last opened first: both streams' contexts live in this one thread
+    first.close()
 
 
 def test_a_stream_closed_before_it_began_leaves_the_feed(app, post_events):

@@ -276,7 +276,9 @@ def _seen(header: str | None) -> dict[str, int]:
 
 @bp.get("/stream")
 def stream():
-    """Server-Sent Events: one ``table`` event per public change, ``id`` = what was seen.
+    """Server-Sent Events: a ``table`` event (the table's whole tile) or a ``change`` event
+    (the table, its seq and the tile's fields that changed since the last one this stream
+    sent) per public change, ``id`` = what was seen.
 
     The id is the JSON map of each table's last sent public ``seq``; a browser that
     reconnects sends it back as ``Last-Event-ID`` and gets only the tables that moved
@@ -288,16 +290,21 @@ def stream():
     place = feed.join()  # before reading the first tiles: any later change comes as a batch
     fresh = feed.since
 
-    def chunk(text: bytes, seqs: dict[str, int], batch: Batch | None = None) -> bytes:
+    sent: dict[str, int] = {}
+    """Table -> the version of the tile this stream sent last: a change goes from that one only."""
+
+    def chunk(text: bytes, seqs: dict[str, int], versions: dict[str, int], batch: Batch | None = None) -> bytes:
         """``text`` (events of tiles whose seqs are ``seqs``, now seen), the id on the last one."""
         if not text:
             return b""
         seen.update(seqs)
+        sent.update(versions)
         event_id = batch.event_id(seen) if batch else json.dumps(seen, separators=(",", ":"))
         return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
 
     def tiles_chunk(tiles: list, batch: Batch | None = None) -> bytes:
-        return chunk(b"".join(t.message for t in tiles), {t.data["table"]: t.seq for t in tiles}, batch)
+        return chunk(b"".join(t.sent_as(sent.get(t.data["table"])) for t in tiles),
+                     {t.data["table"]: t.seq for t in tiles}, {t.data["table"]: t.version for t in tiles}, batch)
 
     def events():
         nonlocal place
@@ -312,8 +319,8 @@ def stream():
                 batches = feed.wait(place, timeout=1.0)
                 if batches:
                     place = (batches[-1].number, place[1])
-                    if len(batches) == 1 and not batches[0].recheck:  # the usual wake-up
-                        text = chunk(batches[0].text, batches[0].seqs, batches[0])
+                    if len(batches) == 1 and not batches[0].recheck and batches[0].in_step(sent):  # the usual
+                        text = chunk(batches[0].changes, batches[0].seqs, batches[0].versions, batches[0])
                     else:
                         moved = {}
                         for batch in batches:

@@ -51,11 +51,21 @@ class Batch:
     recheck: dict[str, Tile]
     """Tables whose delayed public view may have moved without a notice: sent to the
     streams that have not seen their current seq."""
-    text: bytes = b""
-    """The events of every ``moved`` tile, joined and encoded once for all the streams."""
+    changes: bytes = b""
+    """What a stream that sent every table's previously published tile writes: each
+    ``moved`` tile's change (or the whole tile, for a table published for the first
+    time), joined and encoded once for all the streams."""
     seqs: dict[str, int] = field(default_factory=dict)
     """The seq of every ``moved`` tile."""
+    bases: dict[str, int] = field(default_factory=dict)
+    """The version each ``moved`` tile's change goes from (tables with one)."""
+    versions: dict[str, int] = field(default_factory=dict)
+    """The version of every ``moved`` tile."""
     _last_id: list = field(default_factory=list, compare=False, repr=False)
+
+    def in_step(self, sent: dict[str, int]) -> bool:
+        """Whether a stream that sent ``sent`` (table -> version) may write ``changes``."""
+        return all(sent.get(table) == base for table, base in self.bases.items())
 
     def event_id(self, seen: dict[str, int]) -> str:
         """``seen`` as a stream's event id (compact JSON). The streams that are up to date
@@ -91,7 +101,7 @@ class Feed:
         """Guards the stream count and the waiters (the batches are appended by the feed alone)."""
         self._batches: deque[Batch] = deque(maxlen=KEEP_BATCHES)
         self._number = 0
-        self._published = 0.0
+        self._published_at = 0.0
         """When the last batch was handed to the streams (``time.monotonic``)."""
         self._cut = 0
         """How many times the subscription failed: a stream that joined before a cut ends."""
@@ -209,7 +219,7 @@ class Feed:
             return set()
         moved = {changed}
         gap = min(self.gather_s, self._streams * GATHER_PER_STREAM_S)
-        while (left := self._published + gap - time.monotonic()) > 0:
+        while (left := self._published_at + gap - time.monotonic()) > 0:
             if (changed := subscription.get(timeout=left)) is not None:
                 moved.add(changed)
         while (changed := subscription.get(timeout=0)) is not None:
@@ -226,13 +236,16 @@ class Feed:
             for table in sorted(moved | recheck):
                 tiles[table] = self._tiles.get(table, noticed, health)
                 time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
-        batch = Batch(self._number + 1, {t: tiles[t] for t in sorted(moved)},
-                      {t: tiles[t] for t in sorted(recheck)}, b"".join(tiles[t].message for t in sorted(moved)),
-                      {t: tiles[t].seq for t in sorted(moved)})
+        shown = {t: tiles[t] for t in sorted(moved)}
+        batch = Batch(self._number + 1, shown, {t: tiles[t] for t in sorted(recheck)},
+                      b"".join(tile.change if tile.base is not None else tile.message for tile in shown.values()),
+                      {t: tile.seq for t, tile in shown.items()},
+                      {t: tile.base for t, tile in shown.items() if tile.base is not None},
+                      {t: tile.version for t, tile in shown.items()})
         self._batches.append(batch)
         self._number = batch.number
         self._wake()
-        self._published = time.monotonic()
+        self._published_at = time.monotonic()
         if self._lagging is None:
             return set()
         with self._reading():

@@ -108,7 +108,8 @@ def spec() -> dict:
                 "responses": {"200": _json({"type": "object"}, "kept"), "400": _json(ERROR, "bad report"),
                               **TOKEN_ERRORS}}},
             "/api/stream": {"get": {
-                "summary": "Server-Sent Events: one 'table' event (a summary) per public change",
+                "summary": "Server-Sent Events: per public change, a 'table' event (the table's summary) or a "
+                           "'change' event (its table, seq and the fields changed since the last one sent)",
                 "parameters": [{"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"},
                                 "description": "resume: only tables that moved since are sent"}],
                 "responses": {"200": {"description": "an event stream",

@@ -12,6 +12,7 @@ subscribed (``Feed.since``): a change they miss was noticed later and comes in a
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -19,14 +20,40 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 
+def _event(name: str, data: dict) -> bytes:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {name}\ndata: {text}\n\n".encode()
+
+
 class Tile(NamedTuple):
     data: dict
     message: bytes
     """``data`` as one server-sent ``table`` event (compact JSON, UTF-8), made once for every stream."""
+    version: int = 0
+    """Unique to this build in the process: what a stream remembers having sent of a table."""
+    base: int | None = None
+    """The version ``change`` goes from (the table's tile built before this one), if any."""
+    change: bytes = b""
+    """A ``change`` event: the table, the seq and only the fields that differ from ``base``'s."""
 
     @property
     def seq(self) -> int:
         return self.data["seq"]
+
+    def since(self, before: Tile) -> Tile:
+        """This tile with its change from ``before``: a move usually touches a few fields
+        (the turn, a count, the clock), and 500 pages receiving every table's every whole
+        tile made 70 MB/s at 200 tables, for the server to write and the hall's network to carry."""
+        old, new = before.data, self.data
+        change = {"table": new["table"], "seq": new["seq"]}
+        change.update((key, value) for key, value in new.items() if key not in old or old[key] != value)
+        change.update((key, None) for key in old if key not in new)
+        return self._replace(base=before.version, change=_event("change", change))
+
+    def sent_as(self, sent_version: int | None) -> bytes:
+        """What a stream that last sent ``sent_version`` of this table sends: the change, if
+        it goes from that very tile, else the whole tile."""
+        return self.change if self.base is not None and self.base == sent_version else self.message
 
 
 class Tiles:
@@ -41,6 +68,7 @@ class Tiles:
         self._cache: dict[str, tuple[float, Tile]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._versions = itertools.count(1)
 
     def get(self, table_id: str, fresh_after: float, health: dict[str, dict]) -> Tile:
         """The tile of ``table_id`` as read no earlier than ``fresh_after`` (``time.monotonic``);
@@ -56,7 +84,8 @@ class Tiles:
                 return cached[1]
             started = time.monotonic()
             data = self._build(table_id, health)
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-            tile = Tile(data, f"event: table\ndata: {text}\n\n".encode())
+            tile = Tile(data, _event("table", data), next(self._versions))
+            if cached is not None:  # what the streams were sent last (in a batch, or first)
+                tile = tile.since(cached[1])
             self._cache[table_id] = (started, tile)
             return tile

@@ -171,10 +171,15 @@
     root.dataset.updated = String(Date.now());
   }
 
+  // Each table's tile as this page's stream last sent it: a "table" event brings a whole
+  // tile, a "change" event the fields that differ from the one the stream sent before.
+  const tiles = {};
+
   function onTable(message) {
     const data = JSON.parse(message.data);
     if (mode === "floor") {
-      drawTile(data);
+      tiles[data.table] = message.type === "change" ? Object.assign({}, tiles[data.table], data) : data;
+      drawTile(tiles[data.table]);
     } else if (mode === "table") {
       if (data.table === root.dataset.table) refreshAll();
     } else {
@@ -185,4 +190,5 @@
   const seen = root.dataset.seen || "{}";
   const source = new EventSource("/api/stream?last_event_id=" + encodeURIComponent(seen));
   source.addEventListener("table", onTable);
+  source.addEventListener("change", onTable);
 })();
