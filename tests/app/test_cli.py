@@ -136,3 +136,28 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv):
     assert main([*argv, "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("guandan-ref") and len(err.strip().splitlines()) == 1
+
+
+FREEZING = """
+import gc
+from web.app.wsgi import freeze_survivors
+
+freeze_survivors()
+frozen = gc.get_freeze_count()
+kept = [[i] for i in range(5000)]  # a hall's live state, growing
+gc.collect()  # a full pass: the survivors are frozen, left out of the next ones
+after = gc.get_freeze_count()
+cycle = {}
+cycle["self"] = cycle  # young garbage in a cycle is still collected
+del cycle
+found = gc.collect()
+del kept  # and frozen objects are still freed when unreferenced
+print(frozen > 0, after - frozen >= 5000, found >= 1, gc.get_freeze_count() < after)
+"""
+
+
+def test_a_worker_leaves_what_survived_a_full_pass_out_of_the_next(tmp_path):
+    """Full passes of the collector held a worker for up to 220 ms (bench/load.py): the
+    worker freezes what survives one. In a fresh interpreter: its state stays as it was."""
+    done = subprocess.run([sys.executable, "-c", FREEZING], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True"] * 4, done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 
@@ -11,7 +12,7 @@ from werkzeug.test import EnvironBuilder
 
 from web.app import context
 from web.app.broker import LocalBroker, RedisBroker
-from web.app.feed import Batch
+from web.app.feed import Batch, Subscriber, frame
 
 from .conftest import bearer, make_app, session_events
 
@@ -184,3 +185,52 @@ def test_a_batch_encodes_each_streams_own_map_as_its_id():
     seen["T1"] = 3  # the batch kept a copy of what it encoded, not the stream's map
     assert json.loads(batch.event_id(seen)) == {"T1": 3}
     assert json.loads(batch.event_id({"T1": 3})) == {"T1": 3}
+
+
+class Socket:
+    """A connection whose buffer takes ``room`` more bytes (gevent's ``send`` with no wait)."""
+
+    def __init__(self, room: int):
+        self.room, self.got = room, b""
+
+    def send(self, data: bytes, flags: int, timeout: float) -> int:
+        assert timeout == 0.0  # the feed never waits on one client
+        if not self.room:
+            raise BlockingIOError("full")
+        taken = data[:self.room]
+        self.got, self.room = self.got + taken, self.room - len(taken)
+        return len(taken)
+
+
+def held(feed, room: int, sent_version: int):
+    """A stream held by ``feed`` (as ``Feed.hold`` holds it), at batch 0, with T1's tile
+    ``sent_version`` sent."""
+    sub = Subscriber({"T1": 4}, (0, 0), {"T1": sent_version}, Socket(room))
+    sub.waiter = threading.Lock()
+    sub.waiter.acquire()
+    feed._held.add(sub)
+    return sub
+
+
+def test_the_feed_writes_held_streams_one_chunk_and_hands_back_what_it_cannot(app):
+    """In step: the batch's changes as one HTTP chunk, the id on the last event. A client
+    whose buffer takes part of it: the stream writes the rest; none of it: the stream writes
+    the batch itself; out of step (another tile sent): handed back untouched."""
+    with app.app_context():
+        feed = context.feed()
+    changes = b'event: change\ndata: {"table":"T1","seq":5,"turn":"E"}\n\n'
+    batch = Batch(1, {}, {}, changes, {"T1": 5}, {"T1": 7}, {"T1": 8})
+    whole, part, full, other = (held(feed, 10_000, 7), held(feed, 20, 7), held(feed, 0, 7), held(feed, 10_000, 6))
+    twin = held(feed, 10_000, 7)
+    feed._deliver(batch)
+    data = changes[:-1] + b'id: {"T1":5}\n\n'
+    assert whole.sock.got == b"%X\r\n" % len(data) + data + b"\r\n" == twin.sock.got == frame(changes, '{"T1":5}')
+    assert (whole.place, whole.seen, whole.sent) == ((1, 0), {"T1": 5}, {"T1": 8})
+    assert whole in feed._held and whole.waiter.locked()
+    assert part.sock.got + part.rest == whole.sock.got and len(part.sock.got) == 20
+    assert part.place == (1, 0) and part not in feed._held and not part.waiter.locked()
+    assert (full.sock.got, full.rest, full.place, full.seen) == (b"", b"", (0, 0), {"T1": 4})
+    assert full not in feed._held and not full.waiter.locked()
+    assert other.sock.got == b"" and other.place == (0, 0) and not other.waiter.locked()
+    feed._fail("Redis went away")  # every held stream goes back to its thread, to end
+    assert not feed._held and not whole.waiter.locked() and not twin.waiter.locked()

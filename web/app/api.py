@@ -26,7 +26,7 @@ from web.store.db import WRITE
 from . import accounts, context
 from .auth import requires
 from .broker import BrokerUnavailable
-from .feed import Batch
+from .feed import Batch, Subscriber
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
 from .public import public_events
@@ -285,42 +285,37 @@ def stream():
     since, whichever worker it reaches. What moved together is written together (the
     worker's feed gathers changes for ``feed.GATHER_S``), the id once, on the last event.
     """
-    seen = _seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
     feed = context.feed()
-    place = feed.join()  # before reading the first tiles: any later change comes as a batch
+    # before reading the first tiles: any later change comes as a batch
+    sub = Subscriber(_seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id")), feed.join())
     fresh = feed.since
-
-    sent: dict[str, int] = {}
-    """Table -> the version of the tile this stream sent last: a change goes from that one only."""
-
-    def chunk(text: bytes, seqs: dict[str, int], versions: dict[str, int], batch: Batch | None = None) -> bytes:
-        """``text`` (events of tiles whose seqs are ``seqs``, now seen), the id on the last one."""
-        if not text:
-            return b""
-        seen.update(seqs)
-        sent.update(versions)
-        event_id = batch.event_id(seen) if batch else json.dumps(seen, separators=(",", ":"))
-        return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
+    if feed.writes_to_sockets and request.environ.get("SERVER_PROTOCOL") == "HTTP/1.1":
+        sub.sock = request.environ.get("gunicorn.socket")  # chunked: what the feed writes (feed.frame)
 
     def tiles_chunk(tiles: list, batch: Batch | None = None) -> bytes:
-        return chunk(b"".join(t.sent_as(sent.get(t.data["table"])) for t in tiles),
-                     {t.data["table"]: t.seq for t in tiles}, {t.data["table"]: t.version for t in tiles}, batch)
+        return sub.take(b"".join(t.sent_as(sub.sent.get(t.data["table"])) for t in tiles),
+                        {t.data["table"]: t.seq for t in tiles}, {t.data["table"]: t.version for t in tiles}, batch)
 
     def events():
-        nonlocal place
         try:
             yield "retry: 1000\n\n"
             health = context.broker().health()
             tiles = context.tiles()
             first = (tiles.get(t, fresh, health) for t in table_ids())
-            yield tiles_chunk([t for t in first if seen.get(t.data["table"]) != t.seq])
-            started = last = time.monotonic()
+            yield tiles_chunk([t for t in first if sub.seen.get(t.data["table"]) != t.seq])
+            started = sub.last_write = time.monotonic()
             while time.monotonic() - started < STREAM_MAX_S:
-                batches = feed.wait(place, timeout=1.0)
+                wait = 1.0
+                if sub.sock is not None:  # the feed writes the batches until it hands the stream back
+                    rest = feed.hold(sub, timeout=STREAM_KEEPALIVE_S)
+                    if rest:
+                        sub.sock.sendall(rest)
+                    wait = 0.0
+                batches = feed.wait(sub.place, timeout=wait)
                 if batches:
-                    place = (batches[-1].number, place[1])
-                    if len(batches) == 1 and not batches[0].recheck and batches[0].in_step(sent):  # the usual
-                        text = chunk(batches[0].changes, batches[0].seqs, batches[0].versions, batches[0])
+                    sub.place = (batches[-1].number, sub.place[1])
+                    if len(batches) == 1 and not batches[0].recheck and batches[0].in_step(sub.sent):  # usual
+                        text = sub.take(batches[0].changes, batches[0].seqs, batches[0].versions, batches[0])
                     else:
                         moved = {}
                         for batch in batches:
@@ -328,12 +323,12 @@ def stream():
                             moved.update(batch.moved)
                         forced = set().union(*(b.moved for b in batches))
                         text = tiles_chunk([t for name, t in moved.items()
-                                            if name in forced or seen.get(name) != t.seq], batches[-1])
+                                            if name in forced or sub.seen.get(name) != t.seq], batches[-1])
                     if text:
-                        last = time.monotonic()
+                        sub.last_write = time.monotonic()
                         yield text
-                if time.monotonic() - last > STREAM_KEEPALIVE_S:
-                    last = time.monotonic()
+                if time.monotonic() - sub.last_write > STREAM_KEEPALIVE_S:
+                    sub.last_write = time.monotonic()
                     yield ": keep-alive\n\n"
         except BrokerUnavailable:  # Redis went away, or the stream fell behind: end it; the
             return                  # page reconnects with its Last-Event-ID and misses nothing

@@ -6,7 +6,9 @@ events a second with 500 open pages made 200,000 wake-ups, lock waits and socket
 a second, and the worker had no time left for the agents. Here one thread per worker
 holds the subscription, gathers the notices of a short window (``GATHER_S``), builds
 each moved table's tile once (``Tiles``) and hands the batch to every stream at once;
-a stream then writes one chunk per batch, whatever the number of tables in it.
+a stream then writes one chunk per batch, whatever the number of tables in it. In a
+gevent worker the feed writes that chunk to the streams it holds itself (``hold``), one
+socket after another, rather than waking each stream to write it.
 
 A stream more than ``KEEP_BATCHES`` batches behind (a stalled client) is cut, as is
 every stream when the subscription fails (Redis went away): the page reconnects and
@@ -23,6 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
 from .tiles import Tile, Tiles
@@ -32,13 +35,16 @@ log = logging.getLogger(__name__)
 GATHER_S = 0.25
 """The longest gap between batches: a change on a quiet floor goes out at once, on a busy
 one it waits at most this long for the next batch."""
-GATHER_PER_STREAM_S = 0.0005
-"""The gap between batches grows with the open streams, up to ``GATHER_S``: a stream's
-wake-up costs about 0.1 ms of the worker's one interpreter, so waking every stream at most
-once per 0.5 ms per stream keeps wake-ups under a fifth of it (500 streams woken ten times a
-second took most of it), while a few open pages get each change within milliseconds."""
+GATHER_PER_STREAM_S = 0.0002
+"""The gap between batches grows with the open streams, up to ``GATHER_S``, so that writing
+to every stream stays a small part of the worker's one interpreter, while a few open pages
+get each change within milliseconds. Measured with bench/load.py (200 tables, 500 pages,
+the feed writing to held streams): 0.5 ms per stream (250 ms) gave push p50 290 ms, p99
+690 ms; 0.2 ms (100 ms): 107 and 265 ms, at the same share of a core (67-72%)."""
 KEEP_BATCHES = 80
-"""Batches kept for streams that are writing meanwhile (20 s at ``GATHER_S``)."""
+"""Batches kept for streams that are writing meanwhile (8 to 20 s, by the number of streams)."""
+DELIVER_SLICE = 100
+"""Held streams written to between two yields of the feed (to let requests in)."""
 IDLE_S = 60.0
 """The feed thread stops (and lets go of its subscription) after this long without streams."""
 
@@ -65,7 +71,7 @@ class Batch:
 
     def in_step(self, sent: dict[str, int]) -> bool:
         """Whether a stream that sent ``sent`` (table -> version) may write ``changes``."""
-        return all(sent.get(table) == base for table, base in self.bases.items())
+        return self.bases.items() <= sent.items()
 
     def event_id(self, seen: dict[str, int]) -> str:
         """``seen`` as a stream's event id (compact JSON). The streams that are up to date
@@ -76,6 +82,53 @@ class Batch:
         text = json.dumps(seen, separators=(",", ":"))
         memo[:] = [dict(seen), text]
         return text
+
+
+def green_threads() -> bool:
+    """Whether this process runs on gevent's green threads (a ``serve`` worker)."""
+    try:
+        from gevent import monkey
+    except ImportError:
+        return False
+    return monkey.is_module_patched("socket") and monkey.is_module_patched("threading")
+
+
+def frame(text: bytes, event_id: str) -> bytes:
+    """``text`` (server-sent events) with ``event_id`` on its last event, as one HTTP/1.1
+    chunk: what gunicorn writes for a chunk the stream yields, written here by the feed."""
+    data = b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
+    return b"%X\r\n%s\r\n" % (len(data), data)
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """An open stream: where it is in the feed and what it has sent. Its own green thread
+    writes what the feed cannot (its first tiles, keep-alives, batches out of step); while
+    it is held (``Feed.hold``), the feed writes its batches to ``sock`` itself."""
+
+    seen: dict[str, int]
+    """Table -> the public seq this stream sent last (its event id)."""
+    place: tuple[int, int]
+    """(the last batch it has sent, the feed's cut count when it joined)."""
+    sent: dict[str, int] = field(default_factory=dict)
+    """Table -> the version of the tile it sent last: a change goes from that one only."""
+    sock: Any = None
+    """The connection's socket (gunicorn's), for the feed's writes while the stream is held."""
+    last_write: float = 0.0
+    """When something was last written to it (``time.monotonic``): keep-alives go after a pause."""
+    rest: bytes = b""
+    """The part of a chunk the feed began and the client's buffer could not take: the stream
+    writes it before anything else."""
+    waiter: Any = None
+
+    def take(self, text: bytes, seqs: dict[str, int], versions: dict[str, int], batch: Batch | None = None) -> bytes:
+        """``text`` (events of tiles whose seqs are ``seqs``), now sent: the id on its last event."""
+        if not text:
+            return b""
+        self.seen.update(seqs)
+        self.sent.update(versions)
+        event_id = batch.event_id(self.seen) if batch else json.dumps(self.seen, separators=(",", ":"))
+        return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
 
 
 class Feed:
@@ -111,6 +164,10 @@ class Feed:
         """When the current subscription began (``time.monotonic``)."""
         self._streams = 0
         self._waiters: list[threading.Lock] = []
+        self._held: set[Subscriber] = set()
+        """Streams the feed writes to itself (``hold``)."""
+        self.writes_to_sockets = green_threads()
+        """Whether streams may be held (``hold``): only on green threads."""
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ streams
@@ -163,7 +220,7 @@ class Feed:
             with self._guard:
                 self._waiters.append(waiter)
                 fresh = self._number != number or self._cut != cut
-            if not fresh:
+            if not fresh and timeout > 0:
                 waiter.acquire(timeout=timeout)
         if self._cut != cut:
             raise BrokerUnavailable(self._cut_reason)
@@ -173,6 +230,58 @@ class Feed:
         if not batches or batches[0].number > number + 1:
             raise BrokerUnavailable("the stream fell behind; reconnect")
         return [b for b in batches if b.number > number]
+
+    def hold(self, sub: Subscriber, timeout: float) -> bytes:
+        """Write ``sub``'s batches from the feed while its stream waits, up to ``timeout`` s;
+        what the stream must write first when it is handed back (``Subscriber.rest``).
+
+        Only in a gevent worker (streams and feed are green threads of one OS thread, so
+        nothing runs between the feed's checks and its writes) and for a stream that has sent
+        every batch so far. Waking 500 streams to write one chunk each queued the agents'
+        requests behind 500 switches through the WSGI stack per batch; the feed writes the
+        same chunk to each socket in one loop, without waiting on any: a client whose buffer
+        is full, a batch out of step or a cut hands the stream back to its own thread."""
+        number, cut = sub.place
+        if number == self._number and cut == self._cut:
+            sub.waiter = threading.Lock()
+            sub.waiter.acquire()
+            self._held.add(sub)
+            try:
+                sub.waiter.acquire(timeout=timeout)
+            finally:
+                self._held.discard(sub)
+        rest, sub.rest = sub.rest, b""
+        return rest
+
+    def _hand_back(self, sub: Subscriber) -> None:
+        self._held.discard(sub)
+        sub.waiter.release()
+
+    def _deliver(self, batch: Batch) -> None:
+        """Write ``batch`` to every held stream in step with it (one chunk, built once per
+        distinct event id); hand back the others."""
+        frames: dict[str, bytes] = {}
+        for n, sub in enumerate(list(self._held)):
+            if n and n % DELIVER_SLICE == 0:
+                time.sleep(0)  # let requests in between slices
+            if sub not in self._held:  # it left meanwhile
+                continue
+            if sub.place != (batch.number - 1, self._cut) or batch.recheck or not batch.in_step(sub.sent):
+                self._hand_back(sub)
+                continue
+            seen = {**sub.seen, **batch.seqs}
+            event_id = batch.event_id(seen)
+            chunk = frames.get(event_id) or frames.setdefault(event_id, frame(batch.changes, event_id))
+            try:
+                written = sub.sock.send(chunk, 0, 0.0)  # gevent's send: never wait
+            except OSError:  # a full buffer (nothing written) or a closed connection: the
+                self._hand_back(sub)  # stream writes the batch itself, or ends
+                continue
+            sub.seen, sub.place, sub.last_write = seen, (batch.number, self._cut), time.monotonic()
+            sub.sent.update(batch.versions)
+            if written < len(chunk):
+                sub.rest = chunk[written:]
+                self._hand_back(sub)
 
     def _wake(self) -> None:
         with self._guard:
@@ -244,6 +353,7 @@ class Feed:
                       {t: tile.version for t, tile in shown.items()})
         self._batches.append(batch)
         self._number = batch.number
+        self._deliver(batch)
         self._wake()
         self._published_at = time.monotonic()
         if self._lagging is None:
@@ -255,5 +365,7 @@ class Feed:
         self._cut_reason = reason
         self._subscribed.clear()
         self._cut += 1
+        for sub in list(self._held):
+            self._hand_back(sub)
         self._wake()
         time.sleep(RESUBSCRIBE_S)
