@@ -13,6 +13,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import select
@@ -161,3 +162,21 @@ def test_a_worker_leaves_what_survived_a_full_pass_out_of_the_next(tmp_path):
     worker freezes what survives one. In a fresh interpreter: its state stays as it was."""
     done = subprocess.run([sys.executable, "-c", FREEZING], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True"] * 4, done.stderr
+
+
+def test_the_access_log_leaves_out_agent_posts_taken(monkeypatch):
+    """400 agent posts a second at 200 tables buried the rest; refused posts stay logged."""
+    from gunicorn.glogging import Logger
+
+    from web.app.wsgi import HallLogger
+
+    logged = []
+    monkeypatch.setattr(Logger, "access", lambda self, resp, req, environ, took: logged.append(
+        (resp.status_code, environ["REQUEST_METHOD"], environ["PATH_INFO"])))
+    requests = [(200, "POST", "/api/tables/T1/events"), (200, "POST", "/api/tables/T1/health"),
+                (400, "POST", "/api/tables/T1/events"), (401, "POST", "/api/tables/T1/health"),
+                (200, "GET", "/api/tables/T1/events"), (200, "POST", "/api/tables/T1/evidence"), (200, "GET", "/")]
+    for status, method, path in requests:
+        HallLogger.access(object.__new__(HallLogger), SimpleNamespace(status_code=status), None,
+                          {"REQUEST_METHOD": method, "PATH_INFO": path}, 0.01)
+    assert logged == requests[2:]

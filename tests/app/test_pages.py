@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from itsdangerous import BadSignature
 
 from web.app.i18n import catalogue
 from web.store import get_store
@@ -313,3 +314,16 @@ def test_the_felt_names_who_leads_only_when_the_table_is_empty(app, session):
     referee = client_as(app, "referee")
     empty = referee.get("/tables/T1/review?deal=1&step=1").get_data(as_text=True).split('class="felt"', 1)[1]
     assert "South to lead" in empty.split("</section>")[0]
+
+
+def test_the_session_signer_is_made_once_per_key(app):
+    """Made on every request it cost 2% of a worker under load; a new key makes a new one."""
+    sessions = app.session_interface
+    first = sessions.get_signing_serializer(app)
+    assert sessions.get_signing_serializer(app) is first
+    cookie = first.dumps({"lang": "zh"})
+    app.secret_key = "another key"
+    second = sessions.get_signing_serializer(app)
+    assert second is not first and second.loads(second.dumps({"a": 1})) == {"a": 1}
+    with pytest.raises(BadSignature):
+        second.loads(cookie)  # signed with the old key

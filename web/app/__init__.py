@@ -61,6 +61,7 @@ def create_app(config: dict | None = None):
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)
     csrf = CSRFProtect(app)
+    app.session_interface = auth.Sessions()
     auth.login_manager.init_app(app)
     auth.login_manager.login_view = "auth.login"
     auth.limiter.init_app(app)

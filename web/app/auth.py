@@ -11,10 +11,12 @@ from __future__ import annotations
 from functools import wraps
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, session, url_for
+from flask import Blueprint, Flask, abort, current_app, flash, redirect, render_template, request, session, url_for
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from flask.sessions import SecureCookieSessionInterface
 from flask_login import AnonymousUserMixin, LoginManager, UserMixin, current_user, login_user, logout_user
+from itsdangerous import URLSafeTimedSerializer
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired, Length
@@ -25,6 +27,22 @@ from . import accounts
 from .i18n import LANGUAGES, t
 
 bp = Blueprint("auth", __name__)
+
+
+class Sessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, the signer made once per key instead of on every
+    request (making one encodes a test value to learn its kind: with 400 agent posts a
+    second, 2% of a worker's core in a py-spy profile under bench/load.py)."""
+
+    _made: tuple[tuple, URLSafeTimedSerializer | None] = ((), None)
+
+    def get_signing_serializer(self, app: Flask) -> URLSafeTimedSerializer | None:
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        if self._made[0] != keys:
+            self._made = (keys, super().get_signing_serializer(app))
+        return self._made[1]
+
+
 login_manager = LoginManager()
 limiter = Limiter(key_func=get_remote_address, default_limits=[])
 LOGIN_LIMIT = "10 per minute"
