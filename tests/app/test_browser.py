@@ -195,6 +195,7 @@ def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(serve
     assert live == served
     assert "flagged" in page.get_attribute("#tile-T4", "class")  # S played out of turn (P4)
     assert "12 fps" in live["text"] and "calibration lost" in live["text"]  # 12.5: halves to even, as "%.0f"
+    shot(page, "floor-live")
 
     page.click('button[data-lang="zh"]')
     page.wait_for_selector("text=赛场总览")
@@ -204,5 +205,6 @@ def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(serve
     page.wait_for_selector('#tile-T4[data-seq="7"]', timeout=5000)
     live, served = page.evaluate(SAME_TILE, "T4")
     assert live == served and "轮到" in live["text"]
+    shot(page, "floor-live-zh")
     tile_fetches = [url for url in requests if "/floor/tile/" in url]
     assert len(tile_fetches) == 2  # the two comparisons above; the stream's changes fetched nothing
