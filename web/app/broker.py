@@ -41,7 +41,9 @@ class Subscription(Protocol):
 
 
 class Broker(Protocol):
-    def publish(self, table_id: str) -> None: ...
+    def publish(self, table_id: str) -> None:
+        """Tell every worker's streams that ``table_id`` moved (never raises: a notice that
+        cannot be sent is dropped, and the pages it would have reached resume from their ids)."""
 
     def subscribe(self) -> Subscription: ...
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-
 from flask import current_app
 
 from web.store import Appended, Store, StoreError, get_store
 
-from .broker import Broker, BrokerUnavailable
+from .broker import Broker
 from .feed import Feed
 from .public import public_summary, public_table
 from .tiles import Tiles
 from .timeline import Timelines
-
-log = logging.getLogger(__name__)
 
 
 def store() -> Store:
@@ -77,10 +73,7 @@ def append(events: list[dict]) -> list[Appended | StoreError]:
     outcomes = _writer(store())(events)
     for table_id in dict.fromkeys(e["table"] for e, o in zip(events, outcomes)
                                   if isinstance(o, Appended) and not o.duplicate):
-        try:
-            broker().publish(table_id)
-        except BrokerUnavailable as exc:  # stored all the same; open pages resume from their
-            log.warning("table %s: %s", table_id, exc)  # Last-Event-ID when they reconnect
+        broker().publish(table_id)  # queued: with Redis away, open pages resume from their ids
     return outcomes
 
 
