@@ -20,11 +20,12 @@ time (the acknowledgements waited in their sockets, counted as the server's inge
 latency), and in one process of their own the last of them read a batch 150 ms after the
 first (counted as push latency). All processes read the same system-wide monotonic clock.
 
-It prints accepted events/s (over the whole run, the ramp included), ingest latency (request sent -> acknowledged) p50/p99, push
-latency (acknowledged at the agent -> seen by a viewer; a viewer that saw it first
-counts 0) p50/p99, errors, lost events (acknowledged but not in the store afterwards),
-and the CPU used by the server, PostgreSQL and Redis over the run (percent of one core,
-and ms per accepted event). With ``--json`` the last line is one JSON object.
+It prints accepted events/s (over the whole run, the ramp included), ingest latency
+(request sent -> acknowledged) p50/p99, push latency (acknowledged at the agent -> seen
+by a viewer; a viewer that saw it first counts 0) p50/p99, errors, lost events
+(acknowledged but not in the store afterwards), and the CPU used by the server, PostgreSQL
+and Redis over the run (percent of one core, and ms per accepted event). With ``--json``
+the last line is one JSON object.
 
 Usage: python bench/load.py --tables N --rate R --viewers M --seconds S
        [--db URL --redis URL --workers K] [--ramp S] [--connections C] [--json]
@@ -380,10 +381,11 @@ async def run(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict
               start: float) -> float:
     """The agents, from ``start`` (the viewers are connected by then); the seconds they took."""
     async with aiohttp.ClientSession(base, connector=aiohttp.TCPConnector(limit=0), timeout=REQUEST_TIMEOUT) as client:
-        stop_agents = start + args.ramp + args.seconds + DRAIN_S
-        await asyncio.gather(*(agent(client, table, tokens[table], events[:round((args.ramp + args.seconds - at) * args.rate)],
-                                     args.rate, start + at, stop_agents, fig)
-                               for (table, events), at in zip(plan.items(), joining(len(plan), args.rate, args.ramp))))
+        end = args.ramp + args.seconds  # every table posts until then, from its own start
+        starts = joining(len(plan), args.rate, args.ramp)
+        await asyncio.gather(*(agent(client, table, tokens[table], events[:round((end - at) * args.rate)], args.rate,
+                                     start + at, start + end + DRAIN_S, fig)
+                               for (table, events), at in zip(plan.items(), starts)))
         return time.monotonic() - start
 
 

@@ -93,10 +93,15 @@ def green_threads() -> bool:
     return monkey.is_module_patched("socket") and monkey.is_module_patched("threading")
 
 
+def with_id(text: bytes, event_id: str) -> bytes:
+    """``text`` (server-sent events) with ``event_id`` on its last event."""
+    return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
+
+
 def frame(text: bytes, event_id: str) -> bytes:
-    """``text`` (server-sent events) with ``event_id`` on its last event, as one HTTP/1.1
-    chunk: what gunicorn writes for a chunk the stream yields, written here by the feed."""
-    data = b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
+    """``with_id`` as one HTTP/1.1 chunk: what gunicorn writes for a chunk the stream
+    yields, written here by the feed."""
+    data = with_id(text, event_id)
     return b"%X\r\n%s\r\n" % (len(data), data)
 
 
@@ -127,8 +132,7 @@ class Subscriber:
             return b""
         self.seen.update(seqs)
         self.sent.update(versions)
-        event_id = batch.event_id(self.seen) if batch else json.dumps(self.seen, separators=(",", ":"))
-        return b"".join((text[:-1], b"id: ", event_id.encode(), b"\n\n"))
+        return with_id(text, batch.event_id(self.seen) if batch else json.dumps(self.seen, separators=(",", ":")))
 
 
 class Feed:
@@ -347,7 +351,7 @@ class Feed:
                 time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
         shown = {t: tiles[t] for t in sorted(moved)}
         batch = Batch(self._number + 1, shown, {t: tiles[t] for t in sorted(recheck)},
-                      b"".join(tile.change if tile.base is not None else tile.message for tile in shown.values()),
+                      b"".join(tile.sent_as(tile.base) for tile in shown.values()),  # the change, if any
                       {t: tile.seq for t, tile in shown.items()},
                       {t: tile.base for t, tile in shown.items() if tile.base is not None},
                       {t: tile.version for t, tile in shown.items()})

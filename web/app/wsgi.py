@@ -90,10 +90,10 @@ def freeze_survivors() -> None:
     A full pass walks every tracked object, and a hall's live state only grows (each table's
     steps, tiles, streams): with 200 tables and 500 pages (bench/load.py), a full pass came
     every 4 to 5 s and took 75 ms at first, 220 ms after 20 s, holding every request of the
-    worker meanwhile; they made most of the ingest p99 (190-230 ms, 44-50 ms with this; push
-    p99 260-420 ms, 190 ms). Frozen objects are still freed when no longer referenced; only
-    cycles among them would stay: unfreezing after 45 s of that load, a full pass found 86
-    unreachable objects."""
+    worker meanwhile; they made most of the ingest p99 (in the runs that compared them:
+    190-230 ms without this, 44-50 ms with it; push p99 260-420 ms, 190 ms). Frozen objects
+    are still freed when no longer referenced; only cycles among them would stay: unfreezing
+    after 45 s of that load, a full pass found 86 unreachable objects."""
     gc.freeze()
     if _freeze_after_full_pass not in gc.callbacks:
         gc.callbacks.append(_freeze_after_full_pass)

@@ -76,7 +76,7 @@ APPEND_RETRIES = 5
 BATCH_SIZE = 2000
 """Events per write transaction in ``append_many`` (whole tables are never split)."""
 IN_CHUNK = 500
-"""Values per SQL ``IN`` list (SQLite caps the parameters of one statement)."""
+"""Values per SQL ``IN`` or ``VALUES`` list (SQLite caps the parameters of one statement)."""
 MAX_DEAL = 2 ** 31 - 1
 EVENTS_AFTER = (select(TableEvent.seq, TableEvent.body)
                 .where(TableEvent.table_id == bindparam("table_id"), TableEvent.seq > bindparam("after"))

@@ -110,7 +110,8 @@
     const turn = tile.phase === "play" && tile.turn;
     let html = '<div class="status">' + esc(t("table.deal_n", { n: tile.deal })) + " · " + esc(t("table.level")) +
       " " + esc(tile.level) + " · " +
-      esc(turn ? t("floor.turn", { seat: t("seat." + tile.turn) }) : t("phase." + (tile.phase == null ? "None" : tile.phase)));
+      esc(turn ? t("floor.turn", { seat: t("seat." + tile.turn) })
+               : t("phase." + (tile.phase == null ? "None" : tile.phase)));  // Jinja writes None
     (tile.clocks || []).forEach(function (c) { if (c.seat === tile.turn) html += " " + clock(c, tile.last_t); });
     html += ' </div> <div class="counts">';
     ["N", "E", "S", "W"].forEach(function (seat) {
@@ -147,7 +148,9 @@
         return '<span class="sev sev-' + esc(s) + '">' + esc(open[s]) + " " + esc(t("severity." + s)) + "</span>";
       }).join("") + "</span>";
     }
-    if (tile.reviews) html += ' <span class="sev sev-review">' + esc(tile.reviews) + " " + esc(t("floor.to_check")) + "</span>";
+    if (tile.reviews) {
+      html += ' <span class="sev sev-review">' + esc(tile.reviews) + " " + esc(t("floor.to_check")) + "</span>";
+    }
     html += " </div> ";
     if (tile.teams && Object.keys(tile.teams).length) {
       html += '<div class="teams"> ' + ["NS", "EW"].map(function (side) {
