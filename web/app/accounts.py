@@ -91,7 +91,7 @@ def create_token(store: Store, table_id: str) -> str:
     table_id = table_id.strip()
     if not table_id or len(table_id) > 120:
         raise AccountError("a table id has 1 to 120 characters")
-    token = secrets.token_urlsafe(32)
+    token = secrets.token_hex(32)  # 256 bits; never starts with "-", which the agent's --token would refuse
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         conn.execute(delete(TableToken).where(TableToken.table_id == table_id))
         conn.execute(insert(TableToken).values(table_id=table_id, token_hash=token_digest(token),
