@@ -57,6 +57,16 @@ def test_a_missing_or_unknown_token_is_401(agent, headers, status):
     assert "error" in response.get_json()
 
 
+def test_a_missing_token_and_a_wrong_method_say_how_to_ask(agent):
+    """An error keeps its own headers: the scheme to authenticate with, the methods allowed."""
+    client, _ = agent
+    unauthorized = client.post("/api/tables/T1/events", json=session_events()[0])
+    assert unauthorized.headers["WWW-Authenticate"] == "Bearer"
+    wrong_method = client.delete("/api/tables/T1/events")
+    assert wrong_method.status_code == 405 and "POST" in wrong_method.headers["Allow"]
+    assert "error" in wrong_method.get_json()
+
+
 def test_a_token_posts_to_its_own_table_only(agent):
     client, tokens = agent
     response = client.post("/api/tables/T2/events", json=session_events()[0], headers=bearer(tokens["T1"]))

@@ -178,7 +178,10 @@ def test_login_failures_and_rate_limit(app):
     token = csrf_of(client)
     for _ in range(10):
         assert client.post("/login", data={"name": "chief", "password": "wrong", "csrf_token": token}).status_code == 401
-    assert client.post("/login", data={"name": "chief", "password": PASSWORD, "csrf_token": token}).status_code == 429
+    refused = client.post("/login", data={"name": "chief", "password": PASSWORD, "csrf_token": token})
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60  # until the minute's window ends
+    assert "Too many login attempts" in refused.get_data(as_text=True)
 
 
 @pytest.mark.parametrize("proxies", [0, 1])

@@ -50,8 +50,6 @@ def create_app(config: dict | None = None):
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SAMESITE="Lax",
         WTF_CSRF_TIME_LIMIT=None,  # a referee's console stays open all day
-        RATELIMIT_STORAGE_URI=app.config.get("REDIS_URL") or "memory://",
-        RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=True,  # Redis down: each worker counts logins itself
     )
     if app.config.get("PROXIES"):  # behind a proxy: the client's own address (the login limit
         # counts per address) and scheme are what the proxy forwards; never trusted without one
@@ -64,11 +62,11 @@ def create_app(config: dict | None = None):
     app.session_interface = auth.Sessions()
     auth.login_manager.init_app(app)
     auth.login_manager.login_view = "auth.login"
-    auth.limiter.init_app(app)
+    app.extensions["guandan_login_limit"] = auth.LoginLimit(app.config.get("REDIS_URL"),
+                                                            app.config.get("REDIS_NAMESPACE") or "guandan")
     for module in (auth, floor, tables, flags, results, api):
         app.register_blueprint(module.bp)
     csrf.exempt(api.bp)  # agents authenticate with bearer tokens, not cookies
-    auth.limiter.exempt(api.bp)  # only logins are limited; it was evaluated, to find no limit, on every post
 
     @app.context_processor
     def _template_globals() -> dict:
@@ -85,11 +83,13 @@ def create_app(config: dict | None = None):
 
     @app.errorhandler(HTTPException)
     def _error(exc: HTTPException):
-        """JSON under ``/api``, a page in the visitor's language elsewhere."""
+        """JSON under ``/api``, a page in the visitor's language elsewhere; the error's own
+        headers kept (``Retry-After`` of a refused login, ``Allow`` of a wrong method)."""
         status = exc.code or 500
         message = {403: t("error.forbidden"), 404: t("error.missing")}.get(status, exc.description)
+        headers = [(k, v) for k, v in exc.get_headers() if k.lower() != "content-type"]
         if request.path.startswith("/api/"):
-            return jsonify(error=exc.description if status not in (403, 404) else message), status
-        return render_template("error.html", status=status, message=message), status
+            return jsonify(error=exc.description if status not in (403, 404) else message), status, headers
+        return render_template("error.html", status=status, message=message), status, headers
 
     return app
