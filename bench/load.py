@@ -106,9 +106,8 @@ class Sightings:
     errors: int = 0
     ready: set[str] = field(default_factory=set)
     """Viewers that have received their stream's first bytes."""
-    seen_at: dict[str, dict[str, list[float]]] = field(default_factory=dict)
-    """viewer -> table -> the monotonic time it first saw seq k, at index k - 1."""
     readers: dict[str, Reader] = field(default_factory=dict)
+    """viewer -> what it received."""
 
 
 def table_events(index: int, count: int) -> list[dict]:
@@ -249,7 +248,7 @@ class Reader:
     server being measured (200 tables), keeping it 10-30%.
     """
 
-    seen_at: dict[str, list[float]]
+    seen_at: dict[str, list[float]] = field(default_factory=dict)
     """table -> the monotonic time this viewer first saw seq k, at index k - 1."""
     live: bool = False
     last_id: str | None = None
@@ -301,7 +300,7 @@ async def viewer(client: aiohttp.ClientSession, name: str, stop: float, sight: S
     (``Reader``), so that the bench's own parsing does not take the CPU the server is
     measured on.
     """
-    reader = sight.readers[name] = Reader(sight.seen_at.setdefault(name, {}))
+    reader = sight.readers[name] = Reader()
     while time.monotonic() < stop:
         last_id = reader.reconnecting()
         headers = {"Last-Event-ID": last_id} if last_id else {}
@@ -343,7 +342,7 @@ async def _viewers(base: str, names: list[str], stop: float, conn) -> None:
         want = {t: max(seqs) for t, seqs in acked.items() if seqs}
         deadline = time.monotonic() + DRAIN_S
         while time.monotonic() < deadline and not all(
-                len(sight.seen_at.get(name, {}).get(t, ())) >= seq for name in names for t, seq in want.items()):
+                len(sight.readers[name].seen_at.get(t, ())) >= seq for name in names for t, seq in want.items()):
             await asyncio.sleep(0.1)
         for task in tasks:
             task.cancel()
@@ -363,7 +362,7 @@ def push_latencies(sight: Sightings, acked: dict[str, dict[int, float]]) -> tupl
             times[seq - 1] = at
         ack_times[table] = times
     out, missed = [], 0
-    for seen_at in sight.seen_at.values():
+    for seen_at in (reader.seen_at for reader in sight.readers.values()):
         for table, times in ack_times.items():
             seen = np.asarray(seen_at.get(table, ())[:len(times)])
             delay = seen - times[:len(seen)]

@@ -30,6 +30,7 @@ from wtforms.validators import DataRequired, Length
 from web.store import get_store
 
 from . import accounts
+from .broker import REDIS_TIMEOUT_S
 from .i18n import LANGUAGES, t
 
 bp = Blueprint("auth", __name__)
@@ -52,8 +53,7 @@ class Sessions(SecureCookieSessionInterface):
 
 login_manager = LoginManager()
 LOGIN_LIMIT = "10 per minute"
-REDIS_TIMEOUT_S = 1.0
-"""How long a login waits for an unreachable Redis before counting in the worker."""
+RANK = {"viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
 
 
 class LoginLimit:
@@ -61,8 +61,8 @@ class LoginLimit:
     (``limits``). Counted in the hall's Redis, so every worker and host shares the count;
     while Redis is unreachable, in the worker (each counts for itself) rather than refusing
     every login or letting every attempt through. Only the login form is limited: the
-    Flask extension this replaces evaluated its (empty) limits on every request, 8% of a
-    table agent's post (cProfile of the agent route)."""
+    Flask extension this replaces evaluated its (empty) limits on every request (an agent's
+    post through the app, 3,000 timed with the store stubbed: 267 -> 209 us)."""
 
     def __init__(self, redis_url: str | None, namespace: str):
         self._limit = parse(LOGIN_LIMIT)
@@ -86,7 +86,6 @@ class LoginLimit:
             return None
         reset = limiter.get_window_stats(self._limit, "login", visitor).reset_time
         return max(1, math.ceil(reset - time.time()))
-RANK = {"viewer": 0, "scorer": 1, "referee": 2, "chief": 3}
 
 
 class Login(UserMixin):
