@@ -204,7 +204,7 @@ def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(serve
     post(base, token, events[6:], "T4")  # and this one as a change from it
     page.wait_for_selector('#tile-T4[data-seq="7"]', timeout=5000)
     live, served = page.evaluate(SAME_TILE, "T4")
-    assert live == served and "轮到" in live["text"]
+    assert live == served and "轮到" in live["text"] and "校准 丢失" in live["text"]
     shot(page, "floor-live-zh")
     tile_fetches = [url for url in requests if "/floor/tile/" in url]
     assert len(tile_fetches) == 2  # the two comparisons above; the stream's changes fetched nothing

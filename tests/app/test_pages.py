@@ -249,7 +249,12 @@ def test_floor_tiles_show_flags_turn_and_health(app, session, tokens):
     client.post("/language/zh", data={"csrf_token": csrf_of(client, "/"), "next": "/"})
     page = client.get("/").get_data(as_text=True)
     assert "识别与模拟对照: 出牌 40 次，识别错误 1 次（裁判发现 1 次，未发现 0 次）；牌局结果与真实一致：1/2 副" in page
-    assert client.get("/floor/tile/T1").get_data(as_text=True).strip().startswith('<a id="tile-T1"')
+    assert "校准 丢失" in page  # the device's own words, in the visitor's language too
+    client.post("/api/tables/T1/health", json={"fps": 15, "camera": "fault: frozen", "calibration": "reseated"},
+                headers={"Authorization": f"Bearer {tokens['T1']}"})
+    tile = client.get("/floor/tile/T1").get_data(as_text=True)
+    assert "摄像头 故障：画面冻结" in tile and "校准 reseated" in tile  # a word without a label: as it came
+    assert tile.strip().startswith('<a id="tile-T1"')
 
 
 def viewer_responses(client) -> dict[str, str]:

@@ -121,13 +121,19 @@
     return html + "</div> ";
   }
 
+  function deviceWord(word) {  // as _macros.html's device_word
+    word = String(word);
+    if (word.startsWith("fault: ")) return t("floor.device.fault", { what: deviceWord(word.slice(7)) });
+    return Object.prototype.hasOwnProperty.call(labels, "floor.device." + word) ? t("floor.device." + word) : word;
+  }
+
   function health(h) {
     if (!h) return '<span class="none">' + esc(t("floor.no_agent")) + "</span>";
     const bad = (h.camera || "ok") !== "ok" || (h.calibration || "ok") !== "ok";
     let html = '<span class="' + (bad ? "bad" : "good") + '">' + esc(t("floor.agent")) + ": " +
       (h.fps !== undefined ? esc(whole(h.fps)) + " fps" : "") +
-      (h.camera ? " · " + esc(t("floor.camera")) + " " + esc(h.camera) : "") +
-      (h.calibration ? " · " + esc(t("floor.calibration")) + " " + esc(h.calibration) : "") +
+      (h.camera ? " · " + esc(t("floor.camera")) + " " + esc(deviceWord(h.camera)) : "") +
+      (h.calibration ? " · " + esc(t("floor.calibration")) + " " + esc(deviceWord(h.calibration)) : "") +
       (h.outbox ? " · " + esc(t("floor.outbox", { n: h.outbox })) : "") + "</span> ";
     if (h.perception) {
       html += '<span class="perception">' + esc(t("floor.perception")) + ": " +
