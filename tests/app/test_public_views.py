@@ -5,6 +5,7 @@ definition: every step the delay lets a viewer see, every record of those steps.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections import Counter
 
 from hypothesis import given, settings
@@ -22,7 +23,7 @@ from web.app.public import (
     state_extract,
     summary,
 )
-from web.app.timeline import Timelines
+from web.app.timeline import READ_AHEAD_MOST, Timelines
 from web.store import open_store
 
 
@@ -87,3 +88,64 @@ def test_a_feeds_reads_share_one_connection_while_reading():
         store.append_many(play_session(3, table="T1")[20:22])
         before = len(checkouts)
         assert timelines.get("T1").head_seq == 22 and len(checkouts) == before + 1  # outside: one of its own
+
+
+def statements(store) -> list[str]:
+    """Every query the store's engine runs from now on (not the driver's own BEGIN)."""
+    ran: list[str] = []
+    event.listen(store.engine, "before_cursor_execute",
+                 lambda conn, cursor, sql, *rest: sql.startswith(("SELECT", "WITH")) and ran.append(sql))
+    return ran
+
+
+def test_a_batch_reads_its_tables_heads_and_new_events_in_two_queries():
+    """A live feed's batch names its tables to ``reading``: their heads and the events their
+    cached timelines lack come in two queries, and the timelines equal fresh replays."""
+    sessions = {f"T{n}": play_session(n, breaches=0.2, table=f"T{n}") for n in range(1, 9)}
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        store.append_many([e for events in sessions.values() for e in events[:30]])
+        timelines = Timelines(store, state_extract)
+        for table in sessions:
+            timelines.get(table)
+        store.append_many([e for events in sessions.values() for e in events[30:33]])
+        ran = statements(store)
+        with timelines.reading(set(sessions)):
+            read = {table: public_summary(timelines, table) for table in sessions}
+        assert len(ran) == 2
+        fresh = Timelines(store, state_extract)
+        assert read == {table: public_summary(fresh, table) for table in sessions}
+        assert {t["seq"] for t in read.values()} == {33}
+
+
+def test_a_table_long_unread_or_named_late_is_read_on_its_own():
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        events = play_session(5, table="T1")
+        store.append_many(events[:10] + play_session(6, table="T2")[:10])
+        timelines = Timelines(store, state_extract)
+        timelines.get("T1")
+        store.append_many(events[10:10 + READ_AHEAD_MOST + 1])
+        with timelines.reading({"T1", "T2", "T3"}):  # T1 too far behind, T2 never read, T3 no table
+            assert timelines.get("T1").head_seq == 11 + READ_AHEAD_MOST
+            assert timelines.get("T2").head_seq == 10 and timelines.get("T3") is None
+        assert timelines.get("T1").steps[-1].state_view == Timelines(store, state_extract).get("T1").steps[-1].state_view
+
+
+def test_a_timeline_read_past_the_read_ahead_meanwhile_is_kept():
+    """Between a batch's read-ahead and its tile of a table, a page may read that table
+    after newer events: the batch takes that timeline as it is, not one rebuilt older."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
+        events = play_session(8, table="T1")
+        store.append_many(events[:20])
+        timelines = Timelines(store, state_extract)
+        timelines.get("T1")
+        with timelines.reading({"T1"}):
+            store.append_many(events[20:22])
+            page = threading.Thread(target=timelines.get, args=("T1",))  # a page: reads on its own
+            page.start()
+            page.join()
+            later = timelines._cache["T1"]
+            assert later.head_seq == 22
+            assert timelines.get("T1") is later

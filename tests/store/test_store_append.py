@@ -19,6 +19,16 @@ def test_events_are_numbered_per_table_and_read_back_in_order(store, table):
     assert [t["table"] for t in store.tables()] == ["T1", "T2"]
 
 
+def test_events_between_reads_each_tables_range_as_events_does(store, table):
+    table.session(3, 2)
+    other = {"type": "session_start", "table": "T2", "t": 1, "teams": {"NS": "C", "EW": "D"}}
+    store.append(other)
+    ranges = {"T1": (2, 5), "T2": (0, 1), "T3": (0, 4)}  # T3 has no events
+    with store.engine.connect() as conn:
+        found = store.events_between(ranges, conn=conn)
+    assert found == {"T1": store.events("T1")[2:5], "T2": store.events("T2"), "T3": []}
+
+
 def test_session_result_is_recorded_as_derived(store, table):
     table.session(5, 2)
     (result,) = store.results("T1")

@@ -140,13 +140,14 @@ class Feed:
 
     ``health`` reads every table agent's last report (once per batch, not once per
     tile); ``lagging`` names, among the given tables, those whose public view still lags
-    their head (a broadcast delay), to be built again in the next batches; ``reading()``
-    is a context in which a batch's reads share what they can (one connection).
+    their head (a broadcast delay), to be built again in the next batches; ``reading(tables)``
+    is a context in which a batch's reads share what they can (one connection, and what
+    can be read for all ``tables`` at once on entering).
     """
 
     def __init__(self, broker: Broker, tiles: Tiles, health: Callable[[], dict[str, dict]],
                  lagging: Callable[[set[str]], set[str]] | None = None, run: Callable = lambda f: f(),
-                 gather_s: float = GATHER_S, reading: Callable[[], AbstractContextManager] = nullcontext):
+                 gather_s: float = GATHER_S, reading: Callable[..., AbstractContextManager] = nullcontext):
         self._broker = broker
         self._tiles = tiles
         self._reading = reading
@@ -345,9 +346,10 @@ class Feed:
         the batch, so every tile is read after every change it was noticed for."""
         health = self._health()  # read after the notices: as fresh as the tiles
         tiles = {}
-        with self._reading():
+        began = time.monotonic()
+        with self._reading(moved | recheck):
             for table in sorted(moved | recheck):
-                tiles[table] = self._tiles.get(table, noticed, health)
+                tiles[table] = self._tiles.get(table, noticed, health, began)
                 time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
         shown = {t: tiles[t] for t in sorted(moved)}
         batch = Batch(self._number + 1, shown, {t: tiles[t] for t in sorted(recheck)},

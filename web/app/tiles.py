@@ -70,9 +70,11 @@ class Tiles:
         self._guard = threading.Lock()
         self._versions = itertools.count(1)
 
-    def get(self, table_id: str, fresh_after: float, health: dict[str, dict]) -> Tile:
+    def get(self, table_id: str, fresh_after: float, health: dict[str, dict], began: float | None = None) -> Tile:
         """The tile of ``table_id`` as read no earlier than ``fresh_after`` (``time.monotonic``);
-        ``health`` must have been read after ``fresh_after`` too."""
+        ``health`` must have been read after ``fresh_after`` too. ``began``: when the reads a
+        build would use began, if before it does (a feed's batch reads its tables at once
+        first): what it builds is as fresh as that, not as the build."""
         cached = self._cache.get(table_id)
         if cached is not None and cached[0] >= fresh_after:
             return cached[1]
@@ -82,7 +84,7 @@ class Tiles:
             cached = self._cache.get(table_id)
             if cached is not None and cached[0] >= fresh_after:
                 return cached[1]
-            started = time.monotonic()
+            started = time.monotonic() if began is None else began
             data = self._build(table_id, health)
             tile = Tile(data, _event("table", data), next(self._versions))
             if cached is not None:  # what the streams were sent last (in a batch, or first)

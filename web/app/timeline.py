@@ -12,7 +12,7 @@ event while no correction arrives.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -30,9 +30,14 @@ CLOSING_RECORDS = ("dismissed", "withdrawn")
 NOTED_RECORDS = ("flag", "review", "deal_end", "session_result")
 """Records a table's summary counts or shows: kept aside as they are derived, so that a
 summary reads them, not every step of a session that may run to thousands."""
-HEAD_OF = select(TableHead.table_id, TableHead.ruleset, TableHead.head_seq, TableHead.generation).where(
-    TableHead.table_id == bindparam("table_id"))
+HEAD_COLUMNS = select(TableHead.table_id, TableHead.ruleset, TableHead.head_seq, TableHead.generation)
+HEAD_OF = HEAD_COLUMNS.where(TableHead.table_id == bindparam("table_id"))
 """Built once: read before every view of a table."""
+HEADS_OF = HEAD_COLUMNS.where(TableHead.table_id.in_(bindparam("tables", expanding=True)))
+READ_AHEAD_MOST = 100
+"""A table further than this behind its cached timeline is read on its own, not in a batch's
+read-ahead (``Timelines.reading``): that reads the events between, which a table seen first
+(or long unread) may have thousands of."""
 
 
 def flag_key(record: dict) -> tuple:
@@ -79,6 +84,26 @@ class Timeline:
         return [r for s in self.steps for r in s.records]
 
 
+def _head_row(row) -> dict:
+    return dict(table=row.table_id, ruleset=row.ruleset, head_seq=row.head_seq, generation=row.generation)
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """What ``Timelines.reading`` read at once for the tables it was named."""
+
+    tables: set[str]
+    heads: dict[str, dict]
+    """Head rows of those of ``tables`` that have events."""
+    events: dict[str, list[dict]]
+    """Table -> the events its cached timeline lacked, up to its head in ``heads``."""
+
+    def after(self, table_id: str, seq: int) -> list[dict] | None:
+        """The events of ``table_id`` after ``seq`` up to its read head, if read from there."""
+        events = self.events.get(table_id)
+        return events if events and events[0]["seq"] == seq + 1 else None
+
+
 class Timelines:
     """Per-process cache of timelines, refreshed from the store's head on each read."""
 
@@ -91,21 +116,36 @@ class Timelines:
         self._shared = threading.local()
 
     @contextmanager
-    def reading(self) -> Iterator[None]:
+    def reading(self, tables: Iterable[str] = ()) -> Iterator[None]:
         """Reads of tables in this thread share one connection meanwhile: a live feed reads
         a batch of up to hundreds of tables, and on PostgreSQL each connection checked out
         is pinged first (a round trip; two for each table before). For one thread that
         reads much (the feed), never for each page: hundreds of pages each holding a
-        connection while waiting for a tile another builds would empty the pool."""
+        connection while waiting for a tile another builds would empty the pool.
+
+        The heads of ``tables``, and the events their cached timelines lack, are read at
+        once on entering (``ReadAhead``): a batch's reads are two queries, not two per table.
+        The timelines of ``tables`` are then as of that moment, or later."""
         if getattr(self._shared, "conn", None) is not None:
             yield
             return
         with self.store.engine.connect() as conn:
             self._shared.conn = conn
+            self._shared.ahead = self._read_ahead(conn, set(tables)) if tables else None
             try:
                 yield
             finally:
-                self._shared.conn = None
+                self._shared.conn = self._shared.ahead = None
+
+    def _read_ahead(self, conn: Connection, tables: set[str]) -> ReadAhead:
+        heads = {r.table_id: _head_row(r) for r in conn.execute(HEADS_OF, {"tables": sorted(tables)})}
+        ranges = {}
+        for table, head in heads.items():
+            cached = self._cache.get(table)
+            if (cached is not None and cached.generation == head["generation"]
+                    and 0 < head["head_seq"] - cached.head_seq <= READ_AHEAD_MOST):
+                ranges[table] = (cached.head_seq, head["head_seq"])
+        return ReadAhead(tables, heads, self.store.events_between(ranges, conn=conn) if ranges else {})
 
     @contextmanager
     def _connection(self) -> Iterator[Connection]:
@@ -122,17 +162,23 @@ class Timelines:
             return self._get(conn, table_id)
 
     def _get(self, conn: Connection, table_id: str) -> Timeline | None:
-        head = self._head(conn, table_id)
+        ahead = getattr(self._shared, "ahead", None)
+        read_ahead = ahead is not None and table_id in ahead.tables
+        head = ahead.heads.get(table_id) if read_ahead else self._head(conn, table_id)
         if head is None:
             return None
         with self._guard:
             lock = self._locks.setdefault(table_id, threading.Lock())
         with lock:
             cached = self._cache.get(table_id)
+            if read_ahead and cached is not None and cached.generation == head["generation"] \
+                    and cached.head_seq >= head["head_seq"]:
+                return cached  # already read (by another thread, past the read-ahead meanwhile)
             if cached is None or cached.generation != head["generation"] or cached.head_seq > head["head_seq"]:
                 cached = Timeline(table_id, head["ruleset"], head["generation"])
             if cached.head_seq < head["head_seq"]:
-                fresh = self.store.events(table_id, after=cached.head_seq, conn=conn)
+                fresh = (ahead.after(table_id, cached.head_seq) if read_ahead else None) \
+                    or self.store.events(table_id, after=cached.head_seq, conn=conn)
                 if cached.referee is None or any(e["type"] == "correction" for e in fresh):
                     cached = self._build(table_id, head, cached.raw + fresh)
                 else:
@@ -151,8 +197,7 @@ class Timelines:
     @staticmethod
     def _head(conn: Connection, table_id: str) -> dict | None:
         row = conn.execute(HEAD_OF, {"table_id": table_id}).first()
-        return None if row is None else dict(table=row.table_id, ruleset=row.ruleset, head_seq=row.head_seq,
-                                             generation=row.generation)
+        return None if row is None else _head_row(row)
 
     def _build(self, table_id: str, head: dict, raw: list[dict]) -> Timeline:
         timeline = Timeline(table_id, head["ruleset"], head["generation"], raw=raw)
