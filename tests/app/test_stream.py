@@ -213,6 +213,27 @@ def held(feed, room: int, sent_version: int):
     return sub
 
 
+def test_streams_in_step_come_out_of_a_batch_sharing_their_maps_and_copy_them_to_change(app):
+    """The feed merges a batch into each distinct pair of maps once (the streams of one floor
+    hold equal maps); a stream with another map gets its own id, and a stream's own write
+    changes its maps only."""
+    with app.app_context():
+        feed = context.feed()
+    changes = b'event: change\ndata: {"table":"T1","seq":5,"turn":"E"}\n\n'
+    batch = Batch(1, {}, {}, changes, {"T1": 5}, {"T1": 7}, {"T1": 8})
+    one, two, own = held(feed, 10_000, 7), held(feed, 10_000, 7), held(feed, 10_000, 7)
+    own.seen = {"T1": 4, "T2": 9}
+    feed._deliver(batch)
+    assert one.seen is two.seen and one.sent is two.sent and (one.seen, one.sent) == ({"T1": 5}, {"T1": 8})
+    assert one.sock.got == two.sock.got == frame(changes, '{"T1":5}')
+    assert own.seen == {"T1": 5, "T2": 9} and own.sock.got == frame(changes, '{"T1":5,"T2":9}')
+    one.take(b'event: table\ndata: {"table":"T3","seq":1}\n\n', {"T3": 1}, {"T3": 2})
+    assert (one.seen, one.sent) == ({"T1": 5, "T3": 1}, {"T1": 8, "T3": 2})
+    assert (two.seen, two.sent) == ({"T1": 5}, {"T1": 8})
+    feed._fail("Redis went away")
+    assert not feed._held
+
+
 def test_the_feed_writes_held_streams_one_chunk_and_hands_back_what_it_cannot(app):
     """In step: the batch's changes as one HTTP chunk, the id on the last event. A client
     whose buffer takes part of it: the stream writes the rest; none of it: the stream writes

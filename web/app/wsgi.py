@@ -81,11 +81,18 @@ def hide_server_header() -> None:
 
 OLDEST = 2
 """The collector's oldest generation: a pass of it is a full pass."""
+FULL_EVERY = 1
+"""Middle passes between two full ones (Python's default: 10). What a full pass walks is
+what survived since the last freeze: 200 tables and 500 pages (bench/load.py) grow that by
+tens of thousands of objects a second, and with the default a full pass came every 4-5 s
+and took 20-60 ms, holding every post that arrived meanwhile; after every middle pass they
+take 5-10 ms (both measured with gc callbacks in the worker under that load)."""
 
 
 def freeze_survivors() -> None:
     """Keep the collector's full passes short: what has survived one is frozen (left out of
-    the next ones), from the app as built onwards.
+    the next ones), from the app as built onwards, and they come often (``FULL_EVERY``), so
+    that each walks only what survived since the one before.
 
     A full pass walks every tracked object, and a hall's live state only grows (each table's
     steps, tiles, streams): with 200 tables and 500 pages (bench/load.py), a full pass came
@@ -95,6 +102,8 @@ def freeze_survivors() -> None:
     are still freed when no longer referenced; only cycles among them would stay: unfreezing
     after 45 s of that load, a full pass found 86 unreachable objects."""
     gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_EVERY)
     if _freeze_after_full_pass not in gc.callbacks:
         gc.callbacks.append(_freeze_after_full_pass)
 
