@@ -68,7 +68,8 @@ class Batch:
     versions: dict[str, int] = field(default_factory=dict)
     """The version of every ``moved`` tile."""
     _last_id: list = field(default_factory=list, compare=False, repr=False)
-    _last_after: list = field(default_factory=list, compare=False, repr=False)
+    _after: dict = field(default_factory=dict, compare=False, repr=False)
+    """Event id -> the maps ``after`` gave for it first (the id is the whole seen map)."""
 
     def in_step(self, sent: dict[str, int]) -> bool:
         """Whether a stream that sent ``sent`` (table -> version) may write ``changes``."""
@@ -91,11 +92,9 @@ class Batch:
         if not self.in_step(sent):
             return None
         seen, sent = {**seen, **self.seqs}, {**sent, **self.versions}
-        last = self._last_after
-        if last and last[0] == seen and last[1] == sent:
-            return last[0], last[1], last[2]
-        last[:] = [seen, sent, self.event_id(seen)]
-        return seen, sent, last[2]
+        event_id = self.event_id(seen)
+        known = self._after.setdefault(event_id, (seen, sent, event_id))
+        return known if known[1] == sent else (seen, sent, event_id)
 
 
 def green_threads() -> bool:
