@@ -279,8 +279,8 @@ class Feed:
         """Write ``batch`` to every held stream in step with it (one chunk, built once per
         distinct event id); hand back the others."""
         frames: dict[str, bytes] = {}
-        # (id of seen, id of sent) -> (those maps, kept so that no id is reused meanwhile, and
-        # what Batch.after makes of them): streams in step share their maps, so the merge, the
+        # (id of seen, id of sent) -> (what Batch.after makes of those maps, the maps, kept so
+        # that no id is reused meanwhile): streams in step share their maps, so the merge, the
         # check and the id are made once per batch, not once per stream (500 streams, 200
         # tables: they were half of the feed's writing in a py-spy profile under bench/load.py)
         steps: dict[tuple[int, int], tuple] = {}
@@ -293,11 +293,13 @@ class Feed:
                 self._hand_back(sub)
                 continue
             key = (id(sub.seen), id(sub.sent))
-            step = steps.get(key) or steps.setdefault(key, (sub.seen, sub.sent, batch.after(sub.seen, sub.sent)))
-            if step[2] is None:
+            if key not in steps:
+                steps[key] = (batch.after(sub.seen, sub.sent), sub.seen, sub.sent)
+            after = steps[key][0]
+            if after is None:  # another tile of a table was sent: the stream writes it itself
                 self._hand_back(sub)
                 continue
-            seen, sent, event_id = step[2]
+            seen, sent, event_id = after
             chunk = frames.get(event_id) or frames.setdefault(event_id, frame(batch.changes, event_id))
             try:
                 written = sub.sock.send(chunk, 0, 0.0)  # gevent's send: never wait

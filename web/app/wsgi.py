@@ -82,11 +82,11 @@ def hide_server_header() -> None:
 OLDEST = 2
 """The collector's oldest generation: a pass of it is a full pass."""
 FULL_EVERY = 1
-"""Middle passes between two full ones (Python's default: 10). What a full pass walks is
-what survived since the last freeze: 200 tables and 500 pages (bench/load.py) grow that by
-tens of thousands of objects a second, and with the default a full pass came every 4-5 s
-and took 20-60 ms, holding every post that arrived meanwhile; after every middle pass they
-take 5-10 ms (both measured with gc callbacks in the worker under that load)."""
+"""The collector's third threshold: middle passes before a full one is due (Python's
+default: 10; with 1 a full pass follows about every second middle one). A full pass walks
+what survived since the last freeze: with the default, under 200 tables and 500 pages
+(bench/load.py), one came every 4-5 s and took 20-60 ms, holding every post that arrived
+meanwhile; with 1, 5-10 ms each (both timed with gc callbacks in the worker)."""
 
 
 def freeze_survivors() -> None:
@@ -100,7 +100,8 @@ def freeze_survivors() -> None:
     worker meanwhile; they made most of the ingest p99 (in the runs that compared them:
     190-230 ms without this, 44-50 ms with it; push p99 260-420 ms, 190 ms). Frozen objects
     are still freed when no longer referenced; only cycles among them would stay: unfreezing
-    after 45 s of that load, a full pass found 86 unreachable objects."""
+    after 45 s of that load, a full pass found 86 unreachable objects (after 50 s: 208 with
+    Python's third threshold, 70 with ``FULL_EVERY``)."""
     gc.freeze()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_EVERY)
