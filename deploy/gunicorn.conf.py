@@ -11,7 +11,7 @@ host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
 
 import os
 
-from web.app.wsgi import HallLogger, green, hide_server_header, worker_ready
+from web.app.wsgi import HallLogger, green, patch_responses, worker_ready
 
 green()  # first, in the master: before the migration below loads the database driver
 
@@ -37,7 +37,7 @@ post_worker_init = worker_ready
 
 def on_starting(server) -> None:
     """Migrate once in the master, before any worker opens the store."""
-    hide_server_header()
+    patch_responses()
     if not os.environ.get("GUANDAN_DB_URL"):
         raise SystemExit("GUANDAN_DB_URL is not set: a hall runs on PostgreSQL (see deploy/README.md)")
     if workers > 1 and not os.environ.get("GUANDAN_REDIS_URL"):

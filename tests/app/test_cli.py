@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from contextlib import contextmanager
+from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -99,6 +100,7 @@ def test_first_start_prints_the_chief_password_once_and_serves_without_a_server_
         response = get(port, "/")
         assert response.status == 200 and response.getheader("Server") is None
         assert "frame-ancestors 'none'" in response.getheader("Content-Security-Policy")
+        assert abs(parsedate_to_datetime(response.getheader("Date")).timestamp() - time.time()) < 5
     first = proc.stdout.read()
     assert "chief" in first and "password" in first
     with open_store(data_dir=str(tmp_path)) as store:
@@ -201,3 +203,20 @@ def test_the_access_log_leaves_out_agent_posts_taken(monkeypatch):
         HallLogger.access(object.__new__(HallLogger), SimpleNamespace(status_code=status), None,
                           {"REQUEST_METHOD": method, "PATH_INFO": path}, 0.01)
     assert logged == requests[2:]
+
+
+def test_answers_share_the_date_of_their_second():
+    from web.app.wsgi import _DateOfTheSecond
+
+    made = []
+
+    def http_date(timestamp: float) -> str:
+        made.append(timestamp)
+        return formatdate(timestamp, usegmt=True)
+
+    date = _DateOfTheSecond(http_date)
+    while time.time() % 1 > 0.5:  # the calls below fall within one second
+        time.sleep(0.05)
+    first, second = date(), date()
+    assert first == second == formatdate(int(time.time()), usegmt=True) and len(made) == 1
+    assert date(0) == "Thu, 01 Jan 1970 00:00:00 GMT" and len(made) == 2  # a given time: as asked

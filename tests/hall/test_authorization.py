@@ -218,3 +218,50 @@ def test_a_replaced_token_stops_working_within_the_cache_time(hall, monkeypatch)
     assert client.post("/api/tables/T3/events", json=tick, headers=_bearer(new)).status_code == 200
     time.sleep(0.4)
     assert client.post("/api/tables/T3/events", json=tick, headers=_bearer(old)).status_code == 401
+
+
+def test_a_worker_reads_every_token_in_one_query_and_a_new_token_works_at_once(hall, monkeypatch):
+    from sqlalchemy import event
+
+    from web.app import api
+
+    app, _, _ = hall
+    monkeypatch.setattr(api, "TOKEN_CACHE_S", 60.0)
+    store = get_store(app)
+    keys = {f"Q{i}": create_token(store, f"Q{i}") for i in range(6)}
+    app.extensions.pop("guandan_token_owners", None)
+    asked = []
+
+    def note(conn, cursor, statement, *args):
+        if "app_table_tokens" in statement:
+            asked.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", note)
+    try:
+        client = app.test_client()
+        for _ in range(3):
+            for table, key in keys.items():
+                response = client.post(f"/api/tables/{table}/events", json={"type": "tick", "t": 1.0},
+                                       headers=_bearer(key))
+                assert response.status_code == 200, response.get_data(as_text=True)
+        assert len(asked) == 1
+        late = create_token(store, "Q9")  # made after the worker read the tokens
+        assert client.post("/api/tables/Q9/events", json={"type": "tick", "t": 1.0},
+                           headers=_bearer(late)).status_code == 200
+        assert client.post("/api/tables/Q0/events", json={"type": "tick", "t": 2.0},
+                           headers=_bearer(late)).status_code == 403
+        assert client.post("/api/tables/Q9/events", json={"type": "tick", "t": 2.0},
+                           headers=_bearer("not-a-token")).status_code == 401
+    finally:
+        event.remove(store.engine, "before_cursor_execute", note)
+
+
+def test_an_agents_post_opens_no_session_and_a_browsers_keeps_its_own(hall):
+    app, keys, _ = hall
+    agent = app.test_client()
+    response = agent.post("/api/tables/T2/events", json={"type": "tick", "t": 3.0}, headers=_bearer(keys["T2"]))
+    assert response.status_code == 200
+    assert "Set-Cookie" not in response.headers and "Cookie" not in response.headers.get("Vary", "")
+    referee = client_as(app, "referee")  # a logged-in browser: its session is read under /api too
+    assert referee.get("/api/tables/T1/evidence/NOPE", headers=_bearer(keys["T1"])).status_code == 404
+    assert app.test_client().get("/api/tables/T1/evidence/NOPE", headers=_bearer(keys["T1"])).status_code == 403

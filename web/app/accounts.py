@@ -106,6 +106,13 @@ def token_table(store: Store, token: str) -> str | None:
                             .where(TableToken.token_hash == token_digest(token))).scalar_one_or_none()
 
 
+def token_owners(store: Store) -> dict[str, str]:
+    """Every agent token's digest -> its table (one query for a whole hall)."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(TableToken.token_hash, TableToken.table_id))
+        return {row.token_hash: row.table_id for row in rows}
+
+
 def token_tables(store: Store) -> set[str]:
     """Tables that have an agent token (known tables, even before their first event)."""
     with store.engine.connect() as conn:
