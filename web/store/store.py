@@ -83,6 +83,15 @@ EVENTS_AFTER = (select(TableEvent.seq, TableEvent.body)
                 .order_by(TableEvent.seq))
 """Built once: every live page's refresh reads a table's new events, and building the
 expression showed in the profile beside running it."""
+LOCK_HEADS = (select(TableHead).where(TableHead.table_id.in_(bindparam("tids", expanding=True)))
+              .order_by(TableHead.table_id).with_for_update())
+MOVE_HEAD = (update(TableHead)
+             .where(TableHead.table_id == bindparam("b_tid"), TableHead.head_seq == bindparam("b_start"))
+             .values(head_seq=bindparam("head_seq"), head_hash=bindparam("head_hash"),
+                     generation=bindparam("generation"), mac=bindparam("mac")))
+"""Built once, as every group commit runs them: building them for each commit (and the
+cache key of each new expression) took 0.7 ms of a one-event commit's 3.0 (SQLite, 100
+commits timed through ``Store._commit_requests``)."""
 
 
 @functools.lru_cache(maxsize=IN_CHUNK)
@@ -511,8 +520,7 @@ class Store:
         """The head rows of ``tids``, locked in table order (PostgreSQL: no deadlock between writers)."""
         heads = {}
         for i in range(0, len(tids), IN_CHUNK):
-            rows = conn.execute(select(TableHead).where(TableHead.table_id.in_(tids[i:i + IN_CHUNK]))
-                                .order_by(TableHead.table_id).with_for_update())
+            rows = conn.execute(LOCK_HEADS, {"tids": tids[i:i + IN_CHUNK]})
             heads.update({r.table_id: r for r in rows})
         return heads
 
@@ -617,12 +625,7 @@ class Store:
                                    b.created_at))
                  for b in batches.values() if b.state is not None and b.state.seq != b.start_seq]
         if moves:
-            moved = conn.execute(
-                update(TableHead)
-                .where(TableHead.table_id == bindparam("b_tid"), TableHead.head_seq == bindparam("b_start"))
-                .values(head_seq=bindparam("head_seq"), head_hash=bindparam("head_hash"),
-                        generation=bindparam("generation"), mac=bindparam("mac")),
-                moves).rowcount
+            moved = conn.execute(MOVE_HEAD, moves).rowcount
             if moved != len(moves):
                 raise _StaleHead(", ".join(m["b_tid"] for m in moves))
         if pending.new_tables:
