@@ -96,6 +96,19 @@ def test_a_stream_gets_a_whole_tile_unless_it_sent_the_one_a_change_goes_from(ap
     first.close()
 
 
+def test_a_tile_is_encoded_whole_only_for_a_stream_that_needs_it_whole():
+    from web.app.tiles import Tiles
+
+    built = iter([{"table": "T1", "seq": 1, "turn": "N"}, {"table": "T1", "seq": 2, "turn": "E"}])
+    tiles = Tiles(lambda table, health: next(built))
+    first = tiles.get("T1", 0.0, {})
+    second = tiles.get("T1", time.monotonic() + 1, {})  # newer than the cached one: built again
+    assert second.base == first.version and "message" not in vars(second)
+    assert second.sent_as(first.version) == second.change and b'"turn":"E"' in second.change
+    assert "message" not in vars(second)  # a stream in step wrote the change alone
+    assert second.sent_as(None).startswith(b"event: table\ndata: ") and "message" in vars(second)
+
+
 def test_a_stream_closed_before_it_began_leaves_the_feed(app, post_events):
     """A page gone before its first byte (the server closes the response unread): the feed
     no longer counts it, and can stop when idle."""
