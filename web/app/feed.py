@@ -29,6 +29,7 @@ from typing import Any
 
 from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
 from .tiles import Tile, Tiles
+from .turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +41,12 @@ GATHER_PER_STREAM_S = 0.0002
 to every stream stays a small part of the worker's one interpreter, while a few open pages
 get each change within milliseconds. Measured with bench/load.py (200 tables, 500 pages,
 the feed writing to held streams): 0.5 ms per stream (250 ms) gave push p50 290 ms, p99
-690 ms; 0.2 ms (100 ms): 107 and 265 ms, at the same share of a core (67-72%)."""
+690 ms; 0.2 ms (100 ms): 107 and 265 ms, at the same share of a core (67-72%). The gap
+runs from when the last batch began to be built: its tiles and writes take their turns
+with the requests (``Turns``), and counted from their end, a batch's wait for those turns
+was added to the next one's gap (push p99 324-424 ms against 182-192)."""
 KEEP_BATCHES = 80
 """Batches kept for streams that are writing meanwhile (8 to 20 s, by the number of streams)."""
-DELIVER_SLICE = 100
-"""Held streams written to between two yields of the feed (to let requests in)."""
 IDLE_S = 60.0
 """The feed thread stops (and lets go of its subscription) after this long without streams."""
 
@@ -173,7 +175,7 @@ class Feed:
         self._batches: deque[Batch] = deque(maxlen=KEEP_BATCHES)
         self._number = 0
         self._published_at = 0.0
-        """When the last batch was handed to the streams (``time.monotonic``)."""
+        """When the last batch began to be built (``time.monotonic``)."""
         self._cut = 0
         """How many times the subscription failed: a stream that joined before a cut ends."""
         self._cut_reason = ""
@@ -186,6 +188,8 @@ class Feed:
         """Streams the feed writes to itself (``hold``)."""
         self.writes_to_sockets = green_threads()
         """Whether streams may be held (``hold``): only on green threads."""
+        self._turns = Turns(self.writes_to_sockets)
+        """A batch's tiles and writes take turns with the worker's requests."""
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ streams
@@ -284,9 +288,8 @@ class Feed:
         # check and the id are made once per batch, not once per stream (500 streams, 200
         # tables: they were half of the feed's writing in a py-spy profile under bench/load.py)
         steps: dict[tuple[int, int], tuple] = {}
-        for n, sub in enumerate(list(self._held)):
-            if n and n % DELIVER_SLICE == 0:
-                time.sleep(0)  # let requests in between slices
+        for sub in list(self._held):
+            self._turns.take()
             if sub not in self._held:  # it left meanwhile
                 continue
             if sub.place != (batch.number - 1, self._cut) or batch.recheck:
@@ -370,10 +373,11 @@ class Feed:
         health = self._health()  # read after the notices: as fresh as the tiles
         tiles = {}
         began = time.monotonic()
+        self._turns.begin()
         with self._reading(moved | recheck):
             for table in sorted(moved | recheck):
+                self._turns.take()  # a batch of 200 tables is tens of ms
                 tiles[table] = self._tiles.get(table, noticed, health, began)
-                time.sleep(0)  # let requests in between tiles: a batch of 200 tables is tens of ms
         shown = {t: tiles[t] for t in sorted(moved)}
         batch = Batch(self._number + 1, shown, {t: tiles[t] for t in sorted(recheck)},
                       b"".join(tile.sent_as(tile.base) for tile in shown.values()),  # the change, if any
@@ -384,7 +388,7 @@ class Feed:
         self._number = batch.number
         self._deliver(batch)
         self._wake()
-        self._published_at = time.monotonic()
+        self._published_at = began
         if self._lagging is None:
             return set()
         with self._reading():
