@@ -11,9 +11,10 @@ request that is ready has been served), or ``WAIT_S`` at most, so that a saturat
 still publishes.
 
 Measured with bench/load.py (SQLite, 200 tables, 500 pages, alternating with the tree
-before, 3 runs each): ingest p99 36, 55 and 37 ms against 150, 163 and 55, push p99 180,
-216 and 194 ms against 324, 256 and 189, at the same CPU per event (1.9-2.2 ms against
-1.9-2.0).
+before, 6 runs each): ingest p99 27-55 ms (5 of 6 under 40) against 35-163 (3 of 6 over
+50), push p99 157-241 ms against 162-324, for 8% more CPU per event (2.04 ms on average
+against 1.88: with the feed's gap counted from when a batch began, see ``feed.py``, a batch
+goes out every 100 ms rather than 100 ms after the last one was written).
 """
 
 from __future__ import annotations
