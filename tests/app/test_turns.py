@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import gevent
+import gevent.socket
 
 from web.app.turns import Turns
 
@@ -38,3 +39,18 @@ def test_a_loop_that_is_never_idle_still_gives_the_turn_back_after_the_wait():
     assert 0.09 <= waited < 1.0
     assert spins[0] > 10  # the busy green thread ran meanwhile
 
+
+def test_a_request_whose_bytes_arrived_meanwhile_is_served_before_the_turn_goes_on():
+    """What ``sleep(0)`` did not do: the reader is woken only once the loop polls its socket."""
+    agent, worker = gevent.socket.socketpair()
+    read: list[bytes] = []
+    reader = gevent.spawn(lambda: read.append(worker.recv(16)))
+    try:
+        gevent.sleep(0.01)  # the reader waits on its socket
+        agent.send(b"post")
+        Turns(True, turn_s=0).take()
+        assert read == [b"post"]
+    finally:
+        reader.kill()
+        agent.close()
+        worker.close()

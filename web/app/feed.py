@@ -44,7 +44,8 @@ the feed writing to held streams): 0.5 ms per stream (250 ms) gave push p50 290 
 690 ms; 0.2 ms (100 ms): 107 and 265 ms, at the same share of a core (67-72%). The gap
 runs from when the last batch began to be built: its tiles and writes take their turns
 with the requests (``Turns``), and counted from their end, a batch's wait for those turns
-was added to the next one's gap (push p99 324-424 ms against 182-192)."""
+was added to the next one's gap (a first version: push p99 324 and 424 ms against 182
+and 192)."""
 KEEP_BATCHES = 80
 """Batches kept for streams that are writing meanwhile (8 to 20 s, by the number of streams)."""
 IDLE_S = 60.0

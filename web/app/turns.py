@@ -11,7 +11,7 @@ request that is ready has been served), or ``WAIT_S`` at most, so that a saturat
 still publishes.
 
 Measured with bench/load.py (SQLite, 200 tables, 500 pages, alternating with the tree
-before, 6 runs each): ingest p99 27-55 ms (5 of 6 under 40) against 35-163 (3 of 6 over
+before, 6 runs each): ingest p99 27-55 ms (5 of 6 under 40) against 35-163 (4 of 6 over
 50), push p99 157-241 ms against 162-324, for 8% more CPU per event (2.04 ms on average
 against 1.88: with the feed's gap counted from when a batch began, see ``feed.py``, a batch
 goes out every 100 ms rather than 100 ms after the last one was written).
@@ -25,8 +25,9 @@ TURN_S = 0.003
 """The longest the work runs before it lets the ready requests in."""
 WAIT_S = 0.01
 """The longest it waits for the loop to be idle: a worker with no idle moment (saturated)
-still gets its batches out, one turn per ``WAIT_S`` at least. A batch takes 1-10 turns
-(200 tables, 500 pages), so this bounds what the turns add to its push latency."""
+still gets its batches out, one turn per ``WAIT_S`` at least. In one instrumented run (200
+tables, 500 pages) a batch waited up to 4 times building its tiles and up to 10 times
+writing them, so this bounds what the turns add to its push latency."""
 
 
 class Turns:
