@@ -36,8 +36,32 @@ MINING_SCORE = 0.1
 DEFAULT_DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
 
 
-def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1) -> Path:
+def quarter_turn(image: np.ndarray, boxes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` turned ``k`` quarter turns counter-clockwise with its boxes (N x 4: x0, y0,
+    x1, y1) turned exactly: a box stays tight, where a free rotation would loosen it to the
+    box around the turned one (what ultralytics' ``degrees`` does)."""
+    boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+    for _ in range(k % 4):
+        w = image.shape[1]
+        image = np.rot90(image)
+        boxes = np.stack([boxes[:, 1], w - boxes[:, 2], boxes[:, 3], w - boxes[:, 0]], 1)
+    return np.ascontiguousarray(image), boxes
+
+
+def write_yolo(folder: Path, name: str, image: np.ndarray, boxes: np.ndarray) -> None:
+    """One image of a one-class YOLO set, shrunk to the detector's input size, with its boxes."""
+    h, w = image.shape[:2]
+    s = DETECTOR_SIZE / max(h, w)
+    small = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+    cv2.imwrite(str(folder / "images" / f"{name}.jpg"), small, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    lines = [f"0 {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} {(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}" for x0, y0, x1, y1 in boxes]
+    (folder / "labels" / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+
+
+def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1, turns: bool = False) -> Path:
     """Write a YOLO dataset of ``images`` scenes under ``out``; returns its data yaml.
+
+    With ``turns`` scene ``k`` is turned ``k`` quarter turns, exactly (:func:`quarter_turn`).
 
     ``sampler`` picks each scene's design (see ``training_design_sampler``); a detector
     trained on procedural designs alone was measured to find only 10-60% of the indices
@@ -45,22 +69,15 @@ def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fra
     """
     n_val = max(1, int(images * val_fraction))
     for split in ("train", "val"):
-        (out / "images" / split).mkdir(parents=True, exist_ok=True)
-        (out / "labels" / split).mkdir(parents=True, exist_ok=True)
+        (out / split / "images").mkdir(parents=True, exist_ok=True)
+        (out / split / "labels").mkdir(parents=True, exist_ok=True)
     for k in tqdm(range(images), desc="render detector scenes", unit="img"):
         split = "val" if k < n_val else "train"
         scene = render_scene(seed * 1_000_003 + k, sampler)
-        h, w = scene.image.shape[:2]
-        s = DETECTOR_SIZE / max(h, w)
-        small = cv2.resize(scene.image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
-        cv2.imwrite(str(out / "images" / split / f"{k:06d}.jpg"), small, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        lines = []
-        for lab in scene.labels:
-            x0, y0, x1, y1 = lab.box
-            lines.append(f"0 {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} {(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}")
-        (out / "labels" / split / f"{k:06d}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+        image, boxes = quarter_turn(scene.image, [lab.box for lab in scene.labels], k if turns else 0)
+        write_yolo(out / split, f"{k:06d}", image, boxes)
     data = out / "data.yaml"
-    data.write_text(f"path: {out}\ntrain: images/train\nval: images/val\nnames:\n  0: index\n")
+    data.write_text(f"path: {out}\ntrain: train/images\nval: val/images\nnames:\n  0: index\n")
     return data
 
 
@@ -127,7 +144,9 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / (area(a) + area(b) - inter + 1e-9)
 
 
-def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4) -> tuple[np.ndarray, np.ndarray]:
+def render_classifier_set(
+    scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
     Positives are cut with the box jitter a detector has (each edge moved up to 12% of
@@ -137,9 +156,13 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
     own false hits per scene: boxes clear of every corner index, shown or hidden. Those are
     what the reader actually meets; random boxes rarely land on a court's crown or a pip
     that looks like a suit sign.
-    Scenes are shrunk at random first so crops cover the resolutions cameras give.
+    Scenes are shrunk at random first so crops cover the resolutions cameras give. With a
+    ``tilt`` every crop is cut in a view turned by up to that many degrees either way, its
+    box the one around the turned index (as a detector looking in that view draws it): the
+    reader's two views a quarter turn apart then leave no index more than 45 degrees off.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
+    from recognizer.training.realtrain import view_box
 
     rng = np.random.default_rng(seed + 17)
     xs, ys = [], []
@@ -149,11 +172,13 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
         image = cv2.resize(scene.image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
         boxes = np.array([lab.box for lab in scene.labels], np.float32).reshape(-1, 4) * s
         for lab, box in zip(scene.labels, boxes):
-            w, h = box[2] - box[0], box[3] - box[1]
             for t in range(jitters):
+                view = float(rng.uniform(-tilt, tilt)) if tilt else 0.0
+                vb = np.array(view_box((box[:2] + box[2:]) / 2, box[2] - box[0], box[3] - box[1], 0.0, view)) if view else box
+                w, h = vb[2] - vb[0], vb[3] - vb[1]
                 spread = 0.12 if t == 0 else 0.2
-                j = box + rng.uniform(-spread, spread, 4) * (w, h, w, h)
-                xs.append(crop_index(image, tuple(j)))
+                j = vb + rng.uniform(-spread, spread, 4) * (w, h, w, h)
+                xs.append(crop_index(image, tuple(j), view))
                 ys.append(class_of(lab.card, lab.inverted))
         ih, iw = image.shape[:2]
         ref = boxes if len(boxes) else np.array([[0, 0, 0.05 * iw, 0.1 * ih]], np.float32)
@@ -168,7 +193,8 @@ def render_classifier_set(scenes: int, seed: int, sampler=None, jitters: int = 2
             cand = np.array([x0, y0, x0 + w, y0 + h], np.float32)
             if len(boxes) and _iou(cand, boxes).max() > 0.25:
                 continue
-            xs.append(crop_index(image, tuple(cand)))
+            view = float(rng.uniform(-180, 180)) if tilt else 0.0  # printed text and art at every angle
+            xs.append(crop_index(image, view_box((cand[:2] + cand[2:]) / 2, w, h, 0.0, view), view))
             ys.append(NOT_INDEX)
         if detector is not None:
             known = np.array([lab.box for lab in scene.labels + scene.hidden], np.float32).reshape(-1, 4) * s

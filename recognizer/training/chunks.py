@@ -1,0 +1,300 @@
+"""Resumable training in chunks of set wall time, on real photographs and renders
+(``guandan-ref train-recognizer --resume DIR --chunk-minutes M``).
+
+Why chunks: this project trains on a shared 2-core CPU in sessions that end; a chunk
+writes everything the next one needs into ``DIR`` (``state.json``, the data it drew, each
+stage's latest weights and the classifier's optimizer), so the next command carries on
+where the last stopped. The data of a folder is drawn once, from the seed, and reused.
+
+Each chunk trains the classifier first (cheap: the crops are cut once) and the detector
+with the time left. The classifier learns indices at their own angle (real photographs,
+the angle inferred per :mod:`recognizer.training.realtrain`) and in views turned up to
+:data:`TILT` degrees off, so the reader's two views a quarter turn apart leave no index
+unreadable; the same index seen a quarter turn off, printed words, court art and pips at
+every angle, and the committed detector's false hits on the photos are "not an index".
+The detector sees each real photo and render in all four exact quarter turns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from recognizer.crops import NOT_INDEX, class_of, crop_index, to_tensor
+from recognizer.orientation import rotate_points
+from recognizer.training.realtrain import RealPhoto, index_rect, infer_turns, load_labelled, split_by_blocks, view_box
+from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
+
+STATE = "state.json"
+TILT = 50.0
+"""Views up to this many degrees off an index's upright still read it (45 is the most the
+reader's two views leave; a margin over it)."""
+SIDEWAYS = (70.0, 110.0)
+"""An index seen this many degrees off its upright (either way) is "not an index": the
+reader's other view reads it."""
+CLASSIFIER_SHARE = 0.3
+"""Share of a chunk the classifier trains for; the detector takes the rest."""
+EXPORT_MARGIN_S = 150
+"""Seconds a chunk keeps back for the detector's last epoch to finish and its export."""
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """What one ``train-recognizer --resume`` command was asked for."""
+
+    work: Path
+    real: Path | None
+    minutes: float
+    seed: int
+    stage: str
+    render_scenes: int
+    detector_scenes: int
+    threads: int
+    sampler: object = None
+
+
+def _load_state(work: Path, seed: int) -> dict:
+    path = work / STATE
+    if path.exists():
+        state = json.loads(path.read_text())
+        if state["seed"] != seed:
+            raise ValueError(f"{work} was started with --seed {state['seed']}, not {seed}: resume with the same seed")
+        return state
+    return {"seed": seed, "chunks": [], "detector": str(PACKAGE_MODELS / "index-detector.pt"), "classifier": str(PACKAGE_MODELS / "index-classifier.pt")}
+
+
+def _save_state(work: Path, state: dict) -> None:
+    tmp = work / (STATE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=1))
+    tmp.replace(work / STATE)
+
+
+def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, per_box: int = 3, negatives: int = 3, mined: int = 4) -> tuple[np.ndarray, np.ndarray, int]:
+    """Classifier crops of labelled real photos: each index with an inferred angle cut
+    ``per_box`` times upright and as many upside down in views up to :data:`TILT` off, once
+    seen sideways ("not an index"); per photo ``negatives`` random boxes at any angle clear
+    of every label and up to ``mined`` of ``detector``'s false hits in the two upright views.
+    Returns crops, classes and how many labelled boxes had no angle (left out)."""
+    rng = np.random.default_rng(seed + 29)
+    xs, ys, unknown = [], [], 0
+    for photo in tqdm(photos, desc="cut real crops", unit="photo"):
+        image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+        turns = infer_turns(image, photo, classifier)
+        labelled = np.array([b.box for b in photo.boxes], np.float64).reshape(-1, 4)
+        for b, turn in zip(photo.boxes, turns):
+            if turn is None:
+                unknown += 1
+                continue
+            centre, w, h = index_rect(b.box, turn)
+            for flip in (0.0, 180.0):
+                for t in range(per_box):
+                    view = turn + flip + (rng.normal(0, 8) if t == 0 else rng.uniform(-TILT, TILT))
+                    vb = np.array(view_box(centre, w, h, turn, view))
+                    size = np.tile(vb[2:] - vb[:2], 2)
+                    xs.append(crop_index(image, tuple(vb + rng.uniform(-0.15, 0.15, 4) * size), view))
+                    ys.append(class_of(b.card, bool(flip)))
+            side = turn + rng.choice([-1, 1]) * rng.uniform(*SIDEWAYS) + rng.choice([0.0, 180.0])
+            xs.append(crop_index(image, view_box(centre, w, h, turn, side), side))
+            ys.append(NOT_INDEX)
+        size = np.median(labelled[:, 2:] - labelled[:, :2], 0) if len(labelled) else np.array([40.0, 60.0])
+        ih, iw = image.shape[:2]
+        for _ in range(negatives):
+            w, h = size * rng.uniform(0.7, 1.4, 2)
+            centre = np.array([rng.uniform(w, iw - w), rng.uniform(h, ih - h)])
+            if len(labelled) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - centre).T)) < 1.2 * max(w, h):
+                continue
+            view = float(rng.uniform(-180, 180))
+            xs.append(crop_index(image, view_box(centre, w, h, 0.0, view), view))
+            ys.append(NOT_INDEX)
+        if detector is not None:
+            found = 0
+            for view in (0.0, 90.0):
+                for box, _ in detector.detect(image, view):
+                    corners = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]])
+                    centre = rotate_points(corners, -view).mean(0)
+                    if len(labelled) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - centre).T)) < 1.2 * max(size):
+                        continue
+                    if found < mined:
+                        xs.append(crop_index(image, box, view))
+                        ys.append(NOT_INDEX)
+                        found += 1
+    return np.stack(xs), np.array(ys, np.int64), unknown
+
+
+def _real_split(cfg: ChunkConfig) -> tuple[list[RealPhoto], list[RealPhoto]]:
+    if cfg.real is None:
+        return [], []
+    return split_by_blocks([p for p in load_labelled(cfg.real) if p.boxes])
+
+
+def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
+    """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
+    held out), cut once into ``DIR/classifier-data.npz`` and read from there after."""
+    path = cfg.work / "classifier-data.npz"
+    if path.exists():
+        with np.load(path) as data:
+            return dict(data)
+    from recognizer.reader import IndexDetector, _session
+
+    train, val = _real_split(cfg)
+    classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", cfg.threads)
+    detector = IndexDetector(PACKAGE_MODELS / "index-detector.onnx", det_conf=MINING_SCORE, threads=cfg.threads)
+    out: dict[str, np.ndarray] = {}
+    for name, photos in (("real", train), ("real_val", val)):
+        if photos:
+            out[f"{name}_x"], out[f"{name}_y"], unknown = real_crops(photos, cfg.seed + (name == "real_val"), classifier, detector)
+            print(f"{name}: {len(out[name + '_y'])} crops from {len(photos)} photos ({unknown} labelled boxes without an angle left out)", flush=True)
+    if cfg.render_scenes:
+        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT)
+        n_val = max(1, len(x) // 20)
+        out["render_x"], out["render_y"], out["render_val_x"], out["render_val_y"] = x[n_val:], y[n_val:], x[:n_val], y[:n_val]
+    np.savez(path, **out)
+    return out
+
+
+def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        hits = sum(int((net(torch.from_numpy(to_tensor(x[i : i + 512]))).argmax(1).numpy() == y[i : i + 512]).sum()) for i in range(0, len(x), 512))
+    return hits / max(1, len(x))
+
+
+def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int = 128, real_repeat: int = 2) -> dict:
+    """Train the classifier for ``seconds`` from the state's latest weights (and optimizer,
+    when an earlier chunk left one), learning rate on a cosine over the chunk's wall time;
+    write ``DIR/classifier/`` (.pt, .onnx, checkpoint). Returns the chunk's figures."""
+    import torch
+
+    from recognizer.crops import CROP_H, CROP_W
+    from recognizer.training.classifier_net import IndexClassifier
+
+    data = classifier_data(cfg)
+    xs = [data[k] for k in ("real_x",) * real_repeat + ("render_x",) if k in data]
+    ys = [data[k.replace("_x", "_y")] for k in ("real_x",) * real_repeat + ("render_x",) if k in data]
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    torch.manual_seed(cfg.seed + len(state["chunks"]))
+    net = IndexClassifier()
+    net.load_state_dict(torch.load(state["classifier"], map_location="cpu"))
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
+    ckpt = cfg.work / "classifier" / "checkpoint.pt"
+    if ckpt.exists():
+        opt.load_state_dict(torch.load(ckpt, map_location="cpu")["optimizer"])
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
+    gen = torch.Generator().manual_seed(cfg.seed + len(state["chunks"]))
+    before = {k: round(_accuracy(net, data[k + "_x"], data[k + "_y"]), 4) for k in ("real_val", "render_val") if k + "_x" in data}
+    print(f"classifier before: {before}", flush=True)
+    start, epochs, peak = time.monotonic(), 0, 1e-3
+    while time.monotonic() - start < seconds:
+        net.train()
+        perm = torch.randperm(len(x), generator=gen).numpy()
+        for i in tqdm(range(0, len(x), batch), desc=f"classifier epoch {epochs + 1}", unit="batch", mininterval=30):
+            done = (time.monotonic() - start) / seconds
+            if done >= 1:
+                break
+            for group in opt.param_groups:
+                group["lr"] = peak * min(1.0, done * 20) * 0.5 * (1 + math.cos(math.pi * done))
+            idx = perm[i : i + batch]
+            xb = torch.from_numpy(to_tensor(x[idx]))
+            xb = (xb * torch.empty(len(xb), 1, 1, 1).uniform_(0.7, 1.3, generator=gen) + torch.empty(len(xb), 1, 1, 1).uniform_(-0.15, 0.15, generator=gen)).clamp(0, 1)
+            loss = loss_fn(net(xb), torch.from_numpy(y[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        epochs += 1
+        print(f"classifier epoch {epochs}: " + ", ".join(f"{k} {_accuracy(net, data[k + '_x'], data[k + '_y']):.4f}" for k in before), flush=True)
+    after = {k: round(_accuracy(net, data[k + "_x"], data[k + "_y"]), 4) for k in before}
+    folder = cfg.work / "classifier"
+    folder.mkdir(exist_ok=True)
+    torch.save({"optimizer": opt.state_dict()}, ckpt)
+    torch.save(net.state_dict(), folder / "index-classifier.pt")
+    net.eval()
+    torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(folder / "index-classifier.onnx"), input_names=["crops"], output_names=["logits"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
+    state["classifier"] = str(folder / "index-classifier.pt")
+    return {"stage": "classifier", "seconds": round(time.monotonic() - start), "epochs": epochs, "crops": len(x), "accuracy_before": before, "accuracy_after": after}
+
+
+def detector_data(cfg: ChunkConfig) -> Path:
+    """The detector's YOLO set under ``DIR/detector-data`` (drawn once): rendered scenes in
+    the four quarter turns, and every real photo of each split in all four."""
+    out = cfg.work / "detector-data"
+    data = out / "data.yaml"
+    if data.exists():
+        return data
+    render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True)
+    train, val = _real_split(cfg)
+    for split, photos in (("train", train), ("val", val)):
+        for photo in tqdm(photos, desc=f"real photos ({split})", unit="photo"):
+            image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+            for k in range(4):
+                turned, boxes = quarter_turn(image, [b.box for b in photo.boxes], k)
+                write_yolo(out / split, f"real-{photo.path.stem}-{k}", turned, boxes)
+    return data
+
+
+def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
+    """Continue the detector from the state's latest weights for about ``seconds`` (whole
+    epochs: ultralytics' ``time``), export ONNX into ``DIR/detector/``."""
+    os.environ["YOLO_OFFLINE"] = "1"
+    import ultralytics.utils.torch_utils as torch_utils
+    from ultralytics import YOLO
+
+    torch_utils.NUM_THREADS = cfg.threads  # ultralytics sets cpu_count - 1 threads (1 on two cores)
+    data = detector_data(cfg)
+    start = time.monotonic()
+    init = state["detector"]
+    run = f"detector-{len(state['chunks'])}"
+    YOLO(init, task="detect").train(
+        data=str(data), imgsz=DETECTOR_SIZE, epochs=100, time=max(60.0, seconds - EXPORT_MARGIN_S) / 3600, batch=32, device="cpu", workers=0,
+        seed=cfg.seed + len(state["chunks"]), deterministic=True, pretrained=init, amp=False, plots=False, optimizer="SGD", lr0=0.01, lrf=0.05,
+        momentum=0.9, warmup_epochs=0, close_mosaic=1, fliplr=0.0, degrees=0.0, scale=0.4, translate=0.1, mosaic=0.5,
+        project=str(cfg.work / "runs"), name=run, exist_ok=True, verbose=False,
+    )
+    weights = cfg.work / "runs" / run / "weights" / "best.pt"
+    folder = cfg.work / "detector"
+    folder.mkdir(exist_ok=True)
+    onnx = Path(YOLO(str(weights)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=False))
+    shutil.copyfile(weights, folder / "index-detector.pt")
+    shutil.copyfile(onnx, folder / "index-detector.onnx")
+    state["detector"] = str(folder / "index-detector.pt")
+    results = cfg.work / "runs" / run / "results.csv"
+    last = results.read_text().strip().splitlines()[-1] if results.exists() else ""
+    return {"stage": "detector", "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
+
+
+def run_chunk(cfg: ChunkConfig, command: str) -> dict:
+    """One chunk: the classifier then the detector (or the ``stage`` asked), within
+    ``minutes`` of wall time all told; the state is saved after each stage."""
+    import torch
+
+    torch.set_num_threads(cfg.threads)
+    cfg.work.mkdir(parents=True, exist_ok=True)
+    state = _load_state(cfg.work, cfg.seed)
+    deadline = time.monotonic() + cfg.minutes * 60
+    if cfg.stage in ("all", "classifier"):  # the data is drawn once, in the first chunk's time
+        classifier_data(cfg)
+    if cfg.stage in ("all", "detector"):
+        detector_data(cfg)
+    chunk = {"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "stages": []}
+    state["chunks"].append(chunk)
+    if cfg.stage in ("all", "classifier"):
+        share = CLASSIFIER_SHARE if cfg.stage == "all" else 1.0
+        chunk["stages"].append(classifier_chunk(cfg, state, share * (deadline - time.monotonic())))
+        _save_state(cfg.work, state)
+    if cfg.stage in ("all", "detector"):
+        chunk["stages"].append(detector_chunk(cfg, state, deadline - time.monotonic()))
+        _save_state(cfg.work, state)
+    chunk["wall_s"] = round(cfg.minutes * 60 - (deadline - time.monotonic()))
+    _save_state(cfg.work, state)
+    return chunk

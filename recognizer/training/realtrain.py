@@ -1,0 +1,228 @@
+"""Real photographs for training and measuring the reader (folders laid out like
+``../shared/realtrain`` or ``../shared/realcards``).
+
+Two label forms are read: ``{file: [card, ...]}`` (what a photo shows) and
+``{file: [{"card": "TS", "box": [cx, cy, w, h]}, ...]}`` (YOLO-style boxes of corner
+indices, normalised). Torch-free: the benchmark reads these folders too.
+
+Why the angle of each index matters: the classifier reads an index only near its own
+upright (or upside down), and photographs show cards at every angle. A labelled box is
+axis-aligned, so each index's angle is inferred: from its card's other labelled corner
+where the photo has exactly two boxes of that face (the two indices of a card sit on a
+diagonal, 35.6 degrees off the card's long axis for a 63 x 88 mm card), else by asking the
+committed classifier which turn of the crop reads as the labelled face.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from recognizer.crops import N_FACES, crop_index, to_tensor
+from recognizer.orientation import rotate_points
+from referee.cards import FACES, Card, parse_card
+
+Box = tuple[float, float, float, float]
+DIAGONAL = math.degrees(math.atan2(63.0, 88.0))
+"""Angle between a card's long axis and the line through its two corner indices (a
+63 x 88 mm card; the indices sit near opposite corners)."""
+WHOLE_CARD = 3.0
+"""A labelled box this many times the photo's median box area is a whole card, not an index."""
+BLOCK_GAP_S = 30
+"""Photos taken less than this many seconds apart belong to one block (one scene shot again)."""
+
+
+@dataclass(frozen=True)
+class RealBox:
+    """One labelled corner index: its face and axis-aligned box (x0, y0, x1, y1) in pixels."""
+
+    card: Card
+    box: Box
+
+
+@dataclass(frozen=True)
+class RealPhoto:
+    """One labelled photograph: what it shows (each face once per card) and, when labelled
+    with boxes, its corner indices."""
+
+    path: Path
+    cards: tuple[Card, ...]
+    boxes: tuple[RealBox, ...] = ()
+
+
+def _card(token: str) -> Card | None:
+    return None if token == "back" else parse_card(token)
+
+
+def _boxes(entries: list[dict], w: int, h: int) -> tuple[RealBox, ...]:
+    out = []
+    for e in entries:
+        card = _card(e["card"])
+        if card is None:
+            continue
+        cx, cy, bw, bh = e["box"]
+        out.append(RealBox(card, ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)))
+    if len(out) > 1:  # drop whole-card boxes: far larger than the photo's typical box
+        area = [(b.box[2] - b.box[0]) * (b.box[3] - b.box[1]) for b in out]
+        med = float(np.median(area))
+        out = [b for b, a in zip(out, area) if a <= WHOLE_CARD * med]
+    return tuple(out)
+
+
+def load_labelled(folder: Path) -> list[RealPhoto]:
+    """Every labelled photo of ``folder`` (``labels.json`` beside ``images/``), by file name.
+
+    A photo labelled with boxes shows each labelled face once (its corners are one card);
+    whole-card boxes and card backs are dropped."""
+    import cv2
+
+    folder = Path(folder)
+    labels_file = folder / "labels.json"
+    if not labels_file.is_file():
+        raise FileNotFoundError(f"no labels.json in {folder}")
+    labels = json.loads(labels_file.read_text())
+    photos = []
+    for name in sorted(labels):
+        path = folder / "images" / name
+        entries = labels[name]
+        if entries and isinstance(entries[0], dict):
+            image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+            if image is None:
+                raise ValueError(f"unreadable image {path}")
+            boxes = _boxes(entries, image.shape[1], image.shape[0])
+            photos.append(RealPhoto(path, tuple(sorted({b.card for b in boxes})), boxes))
+        else:
+            photos.append(RealPhoto(path, tuple(sorted(c for c in map(_card, entries) if c is not None))))
+    return photos
+
+
+def _order(name: str) -> tuple[str, float] | None:
+    """A file name's series and place in it: the time stamp a camera writes
+    (IMG_20220921_193915, WIN_20240627_17_17_27) in seconds, else its running number
+    (IMG_7797); ``None`` for neither."""
+    digits = re.sub(r"\D", "", name)
+    try:
+        return "stamp", datetime.strptime(digits[:14], "%Y%m%d%H%M%S").timestamp()
+    except ValueError:
+        match = re.match(r"(\D*)(\d+)", name)
+        return (f"number:{match.group(1)}", float(match.group(2))) if match else None
+
+
+def time_blocks(names: list[str], gap_s: int = BLOCK_GAP_S, gap_numbers: int = 3) -> list[list[str]]:
+    """``names`` grouped into blocks of photos taken within ``gap_s`` seconds (or, named by a
+    running number, within ``gap_numbers``) of the one before; other names one block each."""
+    placed = sorted((o, n) for n in names if (o := _order(n)) is not None)
+    blocks: list[list[str]] = []
+    last = None
+    for (series, at), n in placed:
+        gap = gap_s if series == "stamp" else gap_numbers
+        if last is None or last[0] != series or at - last[1] > gap:
+            blocks.append([])
+        blocks[-1].append(n)
+        last = (series, at)
+    return blocks + [[n] for n in sorted(names) if _order(n) is None]
+
+
+def split_by_blocks(photos: list[RealPhoto], share: float = 0.15) -> tuple[list[RealPhoto], list[RealPhoto]]:
+    """(train, validation): whole time-stamp blocks, in time order, go to validation
+    whenever it has fallen below ``share`` of the photos so far, so no validation photo has
+    a near copy in training and validation spreads over the shoots."""
+    val_names: set[str] = set()
+    seen = 0
+    for block in time_blocks([p.path.name for p in photos]):
+        seen += len(block)
+        if len(val_names) + len(block) / 2 <= share * seen:
+            val_names.update(block)
+    return [p for p in photos if p.path.name not in val_names], [p for p in photos if p.path.name in val_names]
+
+
+def upright_turn(direction: np.ndarray) -> float:
+    """The turn (degrees, OpenCV's sense) that points ``direction`` (x, y; y down) straight up."""
+    return math.degrees(math.atan2(direction[0], -direction[1]))
+
+
+def index_rect(box: Box, angle: float) -> tuple[np.ndarray, float, float]:
+    """Centre, width and height of the index whose axis-aligned box is ``box`` when it stands
+    upright in the image turned by ``angle``: solved from the box's sides where that is well
+    posed, else taken at an index's usual width of 0.6 of its height."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    c, s = abs(math.cos(math.radians(angle))), abs(math.sin(math.radians(angle)))
+    det = c * c - s * s
+    if abs(det) > 0.35:
+        w, h = (bw * c - bh * s) / det, (bh * c - bw * s) / det
+        if w > 0.2 * max(bw, bh) and h > 0.2 * max(bw, bh):
+            return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), w, h
+    h = (bw + bh) / (1.6 * (c + s))
+    return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), 0.6 * h, h
+
+
+def view_box(centre: np.ndarray, w: float, h: float, angle: float, view: float) -> Box:
+    """The box, in the image turned by ``view``, around an index of ``w`` x ``h`` standing
+    upright in the image turned by ``angle``: what a detector looking in that view draws."""
+    corners = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    pts = rotate_points(rotate_points(corners, -angle) + centre, view)
+    return (*pts.min(0), *pts.max(0))
+
+
+def crop_at(image: np.ndarray, box: Box, angle: float, view: float | None = None) -> np.ndarray:
+    """The classifier's crop of the index labelled ``box`` whose upright turn is ``angle``,
+    seen in the view turned by ``view`` (default: its own upright)."""
+    centre, w, h = index_rect(box, angle)
+    view = angle if view is None else view
+    return crop_index(image, view_box(centre, w, h, angle, view), view)
+
+
+def _pair_turns(photo: RealPhoto) -> dict[int, float]:
+    """For boxes whose face is labelled exactly twice in the photo (one card's two corners),
+    the turn that shows each upright, from the diagonal between them."""
+    out: dict[int, float] = {}
+    by_card: dict[Card, list[int]] = {}
+    for i, b in enumerate(photo.boxes):
+        by_card.setdefault(b.card, []).append(i)
+    for idx in by_card.values():
+        if len(idx) != 2:
+            continue
+        centres = [np.array([(photo.boxes[i].box[0] + photo.boxes[i].box[2]) / 2, (photo.boxes[i].box[1] + photo.boxes[i].box[3]) / 2]) for i in idx]
+        size = max(max(b.box[2] - b.box[0], b.box[3] - b.box[1]) for b in (photo.boxes[i] for i in idx))
+        gap = float(np.hypot(*(centres[1] - centres[0])))
+        if not 1.5 * size < gap < 8 * size:  # too near or far for one card: two cards of one face
+            continue
+        mid = (centres[0] + centres[1]) / 2
+        for i, c in zip(idx, centres):
+            out[i] = (upright_turn(c - mid) + DIAGONAL + 180) % 360 - 180
+    return out
+
+
+def infer_turns(image: np.ndarray, photo: RealPhoto, classifier, accept: float = 0.3) -> list[float | None]:
+    """Each labelled box's upright turn (degrees), or ``None`` where it cannot be told.
+
+    Paired corners start from the diagonal and are refined within 15 degrees by the
+    classifier (an ``onnxruntime`` session); a lone corner takes the turn, in 15-degree
+    steps, at which the classifier reads the labelled face upright most surely, kept only
+    when that probability reaches ``accept``."""
+    pairs = _pair_turns(photo)
+    tries: list[tuple[int, float]] = []
+    for i in range(len(photo.boxes)):
+        base = pairs.get(i)
+        angles = [base + d for d in (-15, -10, -5, 0, 5, 10, 15)] if base is not None else list(range(-180, 180, 15))
+        tries += [(i, float(a)) for a in angles]
+    if not tries:
+        return []
+    crops = np.stack([crop_at(image, photo.boxes[i].box, a) for i, a in tries])
+    logits = classifier.run(None, {classifier.get_inputs()[0].name: to_tensor(crops)})[0]
+    probs = np.exp(logits - logits.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    best: dict[int, tuple[float, float]] = {}
+    for (i, a), p in zip(tries, probs):
+        score = float(p[FACES.index(photo.boxes[i].card)])
+        if i not in best or score > best[i][0]:
+            best[i] = (score, a)
+    return [best[i][1] if i in pairs or best[i][0] >= accept else None for i in range(len(photo.boxes))]
+
