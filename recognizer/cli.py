@@ -4,7 +4,8 @@
 ``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
 (``card``, ``conf``, ``box`` [x0, y0, x1, y1] px, ``angle``: the turn in degrees,
 counter-clockwise, that shows the index upright), ``card_confidence`` (one per card of
-``cards``), ``confidence`` (of the whole reading) and ``uncertain`` (the confidence is
+``cards``), ``alternatives`` (one per card of ``cards``: its most likely faces as
+``[card, calibrated probability]``, the read face first), ``confidence`` (of the whole reading) and ``uncertain`` (the confidence is
 below the reader's calibrated threshold: the read must be confirmed); an unreadable or
 missing file gets an ``error`` field, the other images are still read, and the exit code
 is 1. With ``--table`` the images are frames of a whole table and the table pipeline
@@ -77,6 +78,7 @@ def _reading_json(path: str, reading) -> dict:
             {"card": card_name(d.card), "conf": round(d.conf, 4), "box": [round(v, 1) for v in d.box], "angle": d.angle} for d in reading.detections
         ],
         "card_confidence": [round(c, 4) for c in reading.card_confidence],
+        "alternatives": [[[card_name(c), p] for c, p in alt] for alt in reading.alternatives],
         "confidence": round(reading.confidence, 4),
         "uncertain": reading.uncertain,
     }

@@ -13,6 +13,7 @@ training designs and an ``uncertain`` flag below the trusted threshold.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,12 +23,14 @@ import numpy as np
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
 from recognizer.geometry import IndexHit, cards_from_indices, could_pair, distinct_indices
 from recognizer.orientation import pass_angles, rotate_points, rotation
-from referee.cards import BJ, SJ, Card
+from referee.cards import BJ, FACES, SJ, Card
 
 MODELS = Path(__file__).with_name("models")
 JOKERS = (SJ, BJ)
 TILE_ABOVE = 1.5
 """Images whose longer side exceeds this many tiles are read in tiles as well as whole."""
+ALTERNATIVES = 3
+"""How many faces, the read one first, each card's :attr:`AreaReading.alternatives` lists."""
 VIEW_GROWTH = 0.06
 """Each further classifier view grows the detected box by this share of its size on every side."""
 
@@ -73,13 +76,41 @@ class AreaReading:
     order), the indices behind them, and the confidence of the whole reading: the weakest
     card's, lowered by the strongest detected box that no card explains (an index the
     classifier could not name is a card that may be missing). ``uncertain`` below the
-    reader's threshold: the referee must not take such a read silently."""
+    reader's threshold: the referee must not take such a read silently.
+
+    ``alternatives`` (same order as ``cards``): each card's most likely faces with
+    probabilities calibrated on held-out real photographs (temperature scaling of the
+    classifier, ``bench/recognizer.py --calibration``), the read face first; the referee's
+    doubt handling weighs them. ``card_confidence`` stays the uncalibrated probability the
+    reader's thresholds were chosen on."""
 
     cards: list[Card] = field(default_factory=list)
     detections: list[Detection] = field(default_factory=list)
     confidence: float = 1.0
     card_confidence: list[float] = field(default_factory=list)
     uncertain: bool = False
+    alternatives: list[tuple[tuple[Card, float], ...]] = field(default_factory=list)
+
+
+def face_probabilities(probs: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """The 54 faces' probabilities (either orientation) from the classifier's class
+    probabilities, softened by ``temperature`` (the same as dividing the logits by it
+    for one view; the reader averages two views' probabilities first)."""
+    q = np.power(np.clip(probs, 1e-12, 1.0), 1.0 / temperature)
+    q = q / q.sum()
+    return q[:N_FACES] + q[N_FACES : 2 * N_FACES]
+
+
+def classifier_temperature(classifier: Path) -> float:
+    """The temperature calibrated for a classifier file (``<name>.json`` beside it, written by
+    ``bench/recognizer.py --calibration --write``); 1.0 when none was fitted."""
+    meta = Path(classifier).with_suffix(".json")
+    if not meta.exists():
+        return 1.0
+    value = json.loads(meta.read_text()).get("temperature", 1.0)
+    if not isinstance(value, (int, float)) or not 0.05 <= value <= 20:
+        raise ValueError(f"{meta}: temperature must be a number in [0.05, 20], got {value!r}")
+    return float(value)
 
 
 def _session(path: Path, threads: int):
@@ -108,20 +139,27 @@ def _tiles(image: np.ndarray, tile: int) -> list[tuple[tuple[int, int], np.ndarr
     return out + [((x, y), image[y : y + tile, x : x + tile]) for y in ys for x in xs]
 
 
-def _card_confidence(cards: list[Card], hits: list[IndexHit]) -> list[float]:
-    """Each card's confidence: the face's most confident reads, one per card counted."""
-    by_face: dict[Card, list[float]] = {}
+def _per_card(cards: list[Card], hits: list[IndexHit], faces: dict[tuple, np.ndarray]) -> tuple[list[float], list[tuple[tuple[Card, float], ...]]]:
+    """Each card's confidence and alternatives, from the face's most confident reads, one
+    per card counted: the read's classifier probability, and its :data:`ALTERNATIVES` most
+    likely faces with calibrated probabilities (``faces``: per read, by box and view), the
+    read face first."""
+    by_face: dict[Card, list[IndexHit]] = {}
     for h in hits:
-        by_face.setdefault(h.card, []).append(h.conf)
-    for confs in by_face.values():
-        confs.sort(reverse=True)
+        by_face.setdefault(h.card, []).append(h)
+    for reads in by_face.values():
+        reads.sort(key=lambda h: -h.conf)
     seen: dict[Card, int] = {}
-    out = []
+    confs, alternatives = [], []
     for card in cards:
         k = seen.get(card, 0)
         seen[card] = k + 1
-        out.append(by_face[card][min(k, len(by_face[card]) - 1)])
-    return out
+        hit = by_face[card][min(k, len(by_face[card]) - 1)]
+        confs.append(hit.conf)
+        p = faces[(hit.box, hit.angle)]
+        others = [int(i) for i in np.argsort(-p) if FACES[int(i)] != card][: ALTERNATIVES - 1]
+        alternatives.append(((card, round(float(p[FACES.index(card)]), 4)),) + tuple((FACES[i], round(float(p[i]), 4)) for i in others))
+    return confs, alternatives
 
 
 def _explained(box: tuple[float, float, float, float], angle: float, hits: list[IndexHit]) -> bool:
@@ -216,7 +254,9 @@ class CardReader:
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
-        self.classifier = _session(Path(classifier) if classifier is not None else folder / "index-classifier.onnx", threads)
+        classifier_file = Path(classifier) if classifier is not None else folder / "index-classifier.onnx"
+        self.classifier = _session(classifier_file, threads)
+        self.temperature = classifier_temperature(classifier_file)
         self.min_conf = min_conf
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
@@ -268,7 +308,7 @@ class CardReader:
         det_conf = self.detector.det_conf if det_conf is None else det_conf
         min_conf = self.min_conf if min_conf is None else min_conf
         joker_conf = self.joker_conf if joker_conf is None else joker_conf
-        hits = []
+        hits, faces = [], {}
         for box, score, p, angle in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
@@ -278,7 +318,9 @@ class CardReader:
             conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
             if conf < min_conf or p[NOT_INDEX] > conf:
                 continue
-            hits.append(IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle))
+            hit = IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle)
+            hits.append(hit)
+            faces[(hit.box, hit.angle)] = face_probabilities(p, self.temperature)
         weight: dict[float, float] = {}
         for h in hits:
             weight[h.angle] = weight.get(h.angle, 0.0) + h.conf
@@ -293,10 +335,10 @@ class CardReader:
             key=lambda d: (d.box[0], d.box[1]),
         )
         cards = cards_from_indices(hits)
-        card_conf = _card_confidence(cards, hits)
+        card_conf, alternatives = _per_card(cards, hits, faces)
         unexplained = max((score for box, score, _, angle in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
         confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
-        return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident)
+        return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
 
     def read(self, image_bgr: np.ndarray) -> AreaReading:
         """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""

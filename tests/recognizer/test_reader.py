@@ -44,6 +44,35 @@ def test_reads_a_row_in_a_held_out_design(reader, design, hand):
     assert all(0 <= d.box[0] < d.box[2] <= 640 and 0 <= d.box[1] < d.box[3] <= 300 for d in reading.detections)
 
 
+def test_each_card_has_its_top_faces_with_probabilities_the_read_one_first(reader):
+    cards = parse_cards("7H 7H 8S QD")
+    reading = reader.read(lay_row(cards, HELD_OUT_PROCEDURAL[0]))
+    assert reading.cards == sorted(cards)
+    assert len(reading.alternatives) == len(reading.cards)
+    for card, alternatives in zip(reading.cards, reading.alternatives):
+        assert len(alternatives) == 3 and alternatives[0][0] == card
+        assert len({c for c, _ in alternatives}) == 3
+        assert all(0 <= p <= 1 for _, p in alternatives) and sum(p for _, p in alternatives) <= 1.0001
+        assert alternatives[0][1] > alternatives[1][1] >= alternatives[2][1]
+
+
+def test_a_temperature_file_softens_the_alternatives(tmp_path):
+    import shutil
+
+    from recognizer.reader import MODELS
+
+    for name in ("index-detector.onnx", "index-classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"temperature": 3.0}))
+    image = lay_row(parse_cards("9C 9D"), HELD_OUT_PROCEDURAL[0])
+    sharp, soft = CardReader().read(image), CardReader(tmp_path).read(image)
+    assert soft.cards == sharp.cards and soft.card_confidence == sharp.card_confidence
+    assert all(s[0][1] < t[0][1] for s, t in zip(soft.alternatives, sharp.alternatives))
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"temperature": "hot"}))
+    with pytest.raises(ValueError, match="temperature"):
+        CardReader(tmp_path)
+
+
 def test_empty_cloth_reads_nothing(reader):
     cloth = np.full((300, 640, 3), (60, 110, 50), np.uint8)
     assert reader.read(cloth) == AreaReading([], [], 1.0)
@@ -68,6 +97,7 @@ def test_cli_json_lines_with_an_error_per_bad_file(tmp_path, capsys):
     assert lines[0]["cards"] == ["9D", "9C"]
     assert {d["card"] for d in lines[0]["detections"]} == {"9D", "9C"}
     assert all(len(d["box"]) == 4 and 0 < d["conf"] <= 1 for d in lines[0]["detections"])
+    assert [a[0][0] for a in lines[0]["alternatives"]] == ["9D", "9C"]
     assert "no such file" in lines[1]["error"] and "not a readable image" in lines[2]["error"]
 
 
