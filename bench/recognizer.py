@@ -3,6 +3,8 @@
     .venv/bin/python bench/recognizer.py [--images 300] [--seed 7]
     .venv/bin/python bench/recognizer.py --rotation [--images 60]
     .venv/bin/python bench/recognizer.py --realcards [../shared/realcards]
+    .venv/bin/python bench/recognizer.py --real DIR [--split val] [--models A --models B]
+    .venv/bin/python bench/recognizer.py --calibration --real DIR [--split val] [--models A] [--write]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
     .venv/bin/python bench/recognizer.py --speed [--images 200]
@@ -28,6 +30,18 @@ flat within 2 points). ``--realcards`` reads the real photographs of
 ``../shared/realcards`` (see its README): the straightened single cards as photographed
 and turned by 90 and 45 degrees, and the whole-deal photos (exact sets and the share of
 labelled cards found; a joker read counts as a false joker, the set has none).
+
+``--real DIR`` reads every photo of a folder labelled like ``../shared/realcards`` (cards
+per photo) or ``../shared/realtrain`` (boxes per index; ``--split val`` keeps to the
+time-stamp blocks training holds out, ``train`` to the others) and prints, per models
+folder side by side (``--models`` twice), the share of photos read exactly, recall and
+precision of the cards, false jokers (jokers read that the photo does not show) and CPU
+ms per photo. ``--calibration`` matches the reader's candidate boxes on such photos to
+the labelled indices and prints the expected calibration error and a reliability table of
+the classifier's face probabilities, before and after temperature scaling (fitted on
+half the photos, measured on the other half), and of the cards read; ``--write`` stores
+the temperature beside the classifier (``index-classifier.json``), where the reader's
+``alternatives`` use it.
 
 ``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
@@ -317,11 +331,132 @@ def report_speed(models: Path | None, images: int, seed: int) -> None:
         print(f"{name:<10} mean {1000 * np.mean(times):.1f} ms, p95 {1000 * np.percentile(times, 95):.1f} ms (target <= 30 ms)")
 
 
+def real_photos(folder: Path, split: str) -> list:
+    from recognizer.training.realtrain import load_labelled, split_by_blocks
+
+    photos = load_labelled(folder)
+    if split == "all":
+        return photos
+    train, val = split_by_blocks([p for p in photos if p.boxes])
+    return val if split == "val" else train
+
+
+def report_real(models: list[Path | None], folder: Path, split: str) -> None:
+    """Exact %, recall, precision, false jokers and CPU ms per photo, per models folder."""
+    photos = real_photos(folder, split)
+    images = [cv2.imread(str(p.path), cv2.IMREAD_COLOR) for p in photos]
+    print(f"{len(photos)} labelled photos of {folder.resolve()} (split {split}), {sum(len(p.cards) for p in photos)} cards; reader defaults, one thread")
+    print(f"{'models':<40} {'exact':>14} {'recall':>8} {'precision':>9} {'false jokers':>12} {'CPU ms/photo':>12}")
+    for folder_models in models:
+        reader = CardReader(folder_models, threads=1)
+        reader.read(np.zeros((200, 400, 3), np.uint8))
+        exact = found = total = read = jokers = 0
+        cpu = 0.0
+        for photo, image in zip(photos, images):
+            t0 = time.process_time()
+            got = Counter(reader.read(image).cards)
+            cpu += time.process_time() - t0
+            truth = Counter(photo.cards)
+            exact += got == truth
+            found += sum((truth & got).values())
+            total += sum(truth.values())
+            read += sum(got.values())
+            jokers += sum(c for card, c in (got - truth).items() if card in (SJ, BJ))
+        name = str(folder_models or "committed (recognizer/models)")
+        print(
+            f"{name[-40:]:<40} {f'{exact}/{len(photos)} {exact / max(1, len(photos)):.1%}':>14} {found / max(1, total):>8.1%} "
+            f"{found / max(1, read):>9.1%} {jokers:>12} {1000 * cpu / max(1, len(photos)):>12.1f}"
+        )
+
+
+def _matched_candidates(reader: CardReader, photos: list, images: list) -> list[tuple[int, np.ndarray, int]]:
+    """(photo number, class probabilities, true face number) of every candidate box whose
+    centre lies on a labelled index (within half the index's longer side)."""
+    from recognizer.orientation import rotate_points
+    from referee.cards import FACES
+
+    out = []
+    for k, (photo, image) in enumerate(zip(photos, images)):
+        if not photo.boxes:
+            continue
+        centres = np.array([[(b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2] for b in photo.boxes])
+        sizes = np.array([max(b.box[2] - b.box[0], b.box[3] - b.box[1]) for b in photo.boxes])
+        for box, _, probs, angle in reader.candidates(image):
+            centre = rotate_points(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), -angle)[0]
+            dist = np.hypot(*(centres - centre).T)
+            i = int(dist.argmin())
+            if dist[i] < 0.5 * sizes[i]:
+                out.append((k, probs, FACES.index(photo.boxes[i].card)))
+    return out
+
+
+def reliability(conf: np.ndarray, correct: np.ndarray, bins: int = 10) -> tuple[float, list[str]]:
+    """Expected calibration error and one table row per confidence bin."""
+    edges = np.linspace(0, 1, bins + 1)
+    rows, ece = [], 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        inside = (conf > lo) & (conf <= hi) if lo > 0 else (conf >= lo) & (conf <= hi)
+        if inside.any():
+            gap = abs(conf[inside].mean() - correct[inside].mean())
+            ece += inside.mean() * gap
+            rows.append(f"    {lo:.1f}-{hi:.1f} {int(inside.sum()):>6} {conf[inside].mean():>10.3f} {correct[inside].mean():>9.3f}")
+    return float(ece), rows
+
+
+def _nll(probs: np.ndarray, truth: np.ndarray, temperature: float) -> float:
+    from recognizer.reader import face_probabilities
+
+    return float(-np.mean([np.log(max(face_probabilities(p, temperature)[t], 1e-12)) for p, t in zip(probs, truth)]))
+
+
+def report_calibration(models: Path | None, folder: Path, split: str, write: bool) -> None:
+    """Temperature scaling of the classifier's face probabilities on labelled real indices."""
+    from recognizer.reader import MODELS, face_probabilities
+
+    photos = [p for p in real_photos(folder, split) if p.boxes]
+    if not photos:
+        raise SystemExit(f"--calibration needs photos labelled with boxes (like realtrain); {folder} has none")
+    images = [cv2.imread(str(p.path), cv2.IMREAD_COLOR) for p in photos]
+    reader = CardReader(models, threads=1)
+    matched = _matched_candidates(reader, photos, images)
+    fit = [m for m in matched if m[0] % 2 == 0]
+    held = [m for m in matched if m[0] % 2 == 1]
+    probs_fit, truth_fit = np.array([m[1] for m in fit]), np.array([m[2] for m in fit])
+    grid = np.round(np.arange(0.5, 4.01, 0.05), 2)
+    temperature = float(grid[int(np.argmin([_nll(probs_fit, truth_fit, t) for t in grid]))])
+    print(f"{len(matched)} candidate boxes on labelled indices of {len(photos)} photos ({folder.name}, split {split}); temperature fitted on the even photos: {temperature}")
+    for name, t in (("uncalibrated", 1.0), (f"temperature {temperature}", temperature)):
+        faces = np.array([face_probabilities(p, t) for _, p, _ in held])
+        conf = faces.max(1)
+        correct = faces.argmax(1) == np.array([m[2] for m in held])
+        ece, rows = reliability(conf, correct)
+        print(f"{name}: held-out (odd) photos, {len(held)} boxes, expected calibration error {ece:.4f}, NLL {_nll(np.array([m[1] for m in held]), np.array([m[2] for m in held]), t):.3f}")
+        print(f"    {'bin':<7} {'boxes':>6} {'mean conf':>10} {'accuracy':>9}")
+        print("\n".join(rows))
+    reader.temperature = temperature
+    card_conf, card_ok = [], []
+    for photo, image in zip(photos, images):
+        reading = reader.read(image)
+        left = Counter(photo.cards)
+        for card, alternatives in zip(reading.cards, reading.alternatives):
+            card_conf.append(alternatives[0][1])
+            card_ok.append(left[card] > 0)
+            left[card] -= 1
+    ece, rows = reliability(np.array(card_conf), np.array(card_ok))
+    print(f"cards read (temperature {temperature}, all {len(photos)} photos): {len(card_conf)}, expected calibration error {ece:.4f} (the read face's probability against the card being in the photo)")
+    print(f"    {'bin':<7} {'cards':>6} {'mean conf':>10} {'accuracy':>9}")
+    print("\n".join(rows))
+    if write:
+        target = (models or MODELS) / "index-classifier.json"
+        target.write_text(json.dumps({"temperature": temperature, "fitted_on": f"{folder.name} split {split}, {len(fit)} boxes"}) + "\n")
+        print(f"wrote {target}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=300, help="images per held-out design")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--models", type=Path, help="folder with the two ONNX files (default: the committed ones)")
+    ap.add_argument("--models", type=Path, action="append", help="folder with the two ONNX files (default: the committed ones); twice with --real or the default run: side by side")
     ap.add_argument("--choose-thresholds", action="store_true", help="sweep the runtime thresholds on training designs instead")
     ap.add_argument("--deck", metavar="NAME", help="an enrolled deck: compare its classifier with the committed one on --design")
     ap.add_argument("--design", metavar="DESIGN", help="the rendered design the deck was enrolled from")
@@ -330,9 +465,21 @@ def main() -> None:
     ap.add_argument("--calibrate", action="store_true", help="choose the confidence threshold on training designs instead")
     ap.add_argument("--rotation", action="store_true", help="the rotation sweep instead (--images scenes in all)")
     ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
+    ap.add_argument("--real", type=Path, metavar="DIR", help="a labelled folder like ../shared/realcards or ../shared/realtrain: exact, recall, precision, false jokers, ms")
+    ap.add_argument("--split", choices=("all", "train", "val"), default="all", help="with --real: the time-stamp blocks training holds out (val), the others, or all")
+    ap.add_argument("--calibration", action="store_true", help="with --real: temperature scaling, calibration error and reliability tables")
+    ap.add_argument("--write", action="store_true", help="with --calibration: write the temperature beside the classifier")
     args = ap.parse_args()
     cv2.setNumThreads(1)
-    if args.choose_thresholds:
+    all_models = args.models or [None]
+    args.models = all_models[0]
+    if args.calibration and not args.real:
+        ap.error("--calibration needs --real DIR")
+    if args.calibration:
+        report_calibration(args.models, args.real, args.split, args.write)
+    elif args.real:
+        report_real(all_models, args.real, args.split)
+    elif args.choose_thresholds:
         choose_thresholds(args.models, args.images)
     elif args.deck:
         if not args.design:
@@ -347,9 +494,10 @@ def main() -> None:
     elif args.realcards:
         report_realcards(args.models, args.realcards)
     else:
-        for name, reader in readers(args.models).items():
-            print(f"== reader settings: {name}")
-            report_held_out(reader, args.images, args.seed)
+        for models in all_models:
+            for name, reader in readers(models).items():
+                print(f"== models {models or 'committed'}, reader settings: {name}")
+                report_held_out(reader, args.images, args.seed)
 
 
 def report_held_out(reader: CardReader, images: int, seed: int) -> None:
