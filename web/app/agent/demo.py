@@ -194,7 +194,13 @@ class SimulatedTable:
         truth = [e for e in self.plan.truth if e["t"] <= until]
         seen = [e for e in self.plan.seen if e["t"] <= until]
         answers = [a for a in self.sender.answers if a.event["t"] <= until]
-        return compare(seen, answers, records, deal_results(truth_records(truth)))
+        return compare(seen, answers, records, deal_results(truth_records(truth)), corrected(store, self.plan.table))
+
+
+def corrected(store, table: str) -> set[str]:
+    """The ids of the events a referee's ``correction`` replaced at ``table``: a corrected
+    misread was caught, though the flag it raised is gone from the re-derived record."""
+    return {e["of"] for e in store.events(table) if e["type"] == "correction"}
 
 
 def make_table(table: str, seed: int, options: DemoOptions, server_url: str, token: str, outboxes: Path,
