@@ -39,6 +39,8 @@ from referee.engine import Referee
 from referee.seats import SEATS
 from referee.simulate import simulate_session
 
+from .truth import truth_records
+
 CAMERA_TYPES = ("play", "pass", "report")
 DWELL_S = 0.3
 """How long a hand stays in an area to lay cards or a token."""
@@ -63,6 +65,15 @@ class TablePlan:
     """(rule, seat) of every breach planted, the swaps included."""
     reads: list[TagRead] = field(default_factory=list)
     registry: TagRegistry | None = None
+    swaps: list[dict] = field(default_factory=list)
+    """With RFID, the D3 flag each card of another deck deserves (rule, seat, at: when its
+    play is seen), for :attr:`breaches`."""
+
+    @property
+    def breaches(self) -> list[dict]:
+        """The breaches committed at this table as flag records: what a referee fed the truth
+        flags, and the cards of another deck only RFID can see."""
+        return [r for r in truth_records(self.truth) if r["type"] == "flag"] + self.swaps
 
     @property
     def first_deal_end(self) -> float:
@@ -102,9 +113,10 @@ def plan_table(
         script=Script(duration=planner.end + 4.0, acts=tuple(planner.acts)),
         manual=planner.manual,
         truth=planner.truth,
-        expected_flags=planted + planner.swapped,
+        expected_flags=planted + [(s["rule"], s["seat"]) for s in planner.swaps],
         reads=planner.reads,
         registry=planner.registry,
+        swaps=planner.swaps,
     )
 
 
@@ -142,7 +154,7 @@ class _Planner:
         self.manual: list[dict] = []
         self.truth: list[dict] = []
         self.reads: list[TagRead] = []
-        self.swapped: list[tuple[str, str]] = []
+        self.swaps: list[dict] = []
         self.registry = demo_registry(TAG_PROTOCOL, deck=table) if rng is not None else None
         self.stranger = demo_registry(TAG_PROTOCOL, seed=99, deck="another table") if rng is not None else None
         self.shift = 0.0
@@ -226,7 +238,7 @@ class _Planner:
         for k, card in enumerate(cards):
             if swap and k == 0:
                 tag = self.stranger.tags_of(card)[0]
-                self.swapped.append(("D3", seat))
+                self.swaps.append({"type": "flag", "rule": "D3", "seat": seat, "at": round(t + DWELL_S + REACH_S, 3)})
             else:
                 tag = next(tag for tag in self.registry.tags_of(card) if tag not in self.used_tags)
                 self.used_tags.add(tag)

@@ -1,0 +1,169 @@
+"""Flags a referee can trust: seeded simulated tables through the real path, against their truth.
+
+Each seed plays ``--tables`` tables of the demo (``web/app/agent/demo.py``: four bots with
+planted breaches, drawn as camera frames, read by the watcher and the trained card reader,
+posted by the agent's outbox and sender over HTTP to the dashboard's store and referee), as
+fast as the CPU allows, table seed ``seed * 1000 + n`` as ``guandan-ref demo --seed`` has
+it. Then what was recorded is compared with the simulation's truth
+(``web/app/agent/truth.py``, :func:`score`). With ``--referee auto`` a floor referee who
+knows the truth answers every item a few table seconds after it appears
+(``web/app/agent/floorref.py``); with ``none`` nobody answers.
+
+Goals (issue 27; seeds 1-5, 4 tables x 2 deals, the demo's defaults): planted breaches
+flagged >= 99 %, knock-on flags 0, misreads caught >= 95 %, prompts per table-hour <= 5,
+deal results equal to the truth 100 % with ``--referee auto`` and >= 95 % with ``none``.
+
+Run: ``.venv/bin/python bench/flags.py --tables 1 --deals 1 --seeds 1 --json`` (the last
+line is one JSON object).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import _standalone  # noqa: F401  (first of ours: keeps bench/ off the import path)
+
+from web.app.agent.demo import DemoOptions, DemoServer, SimulatedTable, corrected, make_table  # noqa: E402
+from web.app.agent.floorref import DELAY_S, FloorReferee, TableView, history  # noqa: E402
+from web.app.agent.truth import FlagScore, score  # noqa: E402
+
+REFEREE = "floor"
+SPEED = 1000.0
+"""Table seconds per wall second asked for: in effect as fast as the CPU reads the frames
+(every frame is still read; nothing is skipped)."""
+
+
+def seeds_of(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds: expected numbers separated by commas, got {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("--seeds: give at least one seed")
+    return seeds
+
+
+def view(table: SimulatedTable) -> TableView:
+    return TableView(table.plan.table, table.plan.truth, table.plan.breaches, table.sender.answers,
+                     lambda: table.fed[-1][0] if table.fed else 0.0)
+
+
+def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
+    """One seed's tables played and scored: per-table scores, the referee's answers, errors."""
+    options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, data=base,
+                          rfid_sim=args.rfid_sim)
+    server = DemoServer(base / "data", 0)
+    try:
+        server.login(REFEREE)
+        tables = [make_table(f"T{n + 1}", seed * 1000 + n, options, server.url, server.token(f"T{n + 1}"),
+                             base / "agents") for n in range(args.tables)]
+        referee = FloorReferee(server.store, [view(t) for t in tables], REFEREE, args.delay) \
+            if args.referee == "auto" else None
+        done, playing = threading.Event(), threading.Event()
+        watcher = threading.Thread(target=referee.run, args=(done,), daemon=True) if referee else None
+        for table in tables:
+            table.start(playing)
+        if watcher is not None:
+            watcher.start()
+        for table in tables:
+            table.join()
+        for table in tables:
+            table.sender.stop(drain_s=30.0)
+        done.set()
+        if watcher is not None:
+            watcher.join()
+            referee.finish()
+        scores = {t.plan.table: score(t.plan.truth, t.plan.breaches, t.sender.answers,
+                                      history(server.store, t.plan.table), server.store.records(t.plan.table),
+                                      corrected(server.store, t.plan.table)) for t in tables}
+        return {"scores": scores, "given": referee.given if referee else Counter(),
+                "refused": referee.refused if referee else [],
+                "errors": [f"{t.plan.table}: {t.error}" for t in tables if t.error],
+                "unsent": sum(t.agent.outbox.depth() for t in tables)}
+    finally:
+        server.stop()
+
+
+def summary(total: FlagScore, args: argparse.Namespace, wall_s: float) -> list[str]:
+    f = total.figures()
+
+    def pct(share: float | None) -> str:
+        return "-" if share is None else f"{100 * share:.1f} %"
+
+    return [
+        f"{args.tables} table(s) x {args.deals} deal(s), seeds {','.join(map(str, args.seeds))}, referee "
+        f"{args.referee}{', RFID simulated' if args.rfid_sim else ''}: {f['table_hours']:.3f} table-hours "
+        f"in {wall_s:.0f} s",
+        f"breaches flagged:  {f['breaches_flagged']}/{f['breaches']} ({pct(f['breaches_flagged_share'])}; goal >= 99 %)",
+        f"false flags:       {f['false_flags']} of {f['flags']} raised: {f['flags_at_misreads']} at a misread play, "
+        f"{f['knock_on']} knock-on (goal 0), {f['other_false_flags']} other",
+        f"misreads caught:   {f['misreads_caught']}/{f['misreads']} of {f['plays']} plays "
+        f"({pct(f['misreads_caught_share'])}; goal >= 95 %), {f['misreads_corrected']} corrected",
+        f"prompts:           {f['prompts']} ({f['prompts_on_misreads']} on misreads), "
+        f"{f['prompts_per_table_hour']} per table-hour (goal <= 5)",
+        f"deal results:      {f['deal_results_right']}/{f['deals']} equal the truth "
+        f"({pct(f['deal_results_right_share'])}; goal 100 % auto, >= 95 % none)",
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=4)
+    parser.add_argument("--deals", type=int, default=2)
+    parser.add_argument("--seeds", type=seeds_of, default=seeds_of("1,2,3,4,5"), help="e.g. 1,2,3")
+    parser.add_argument("--referee", choices=("none", "auto"), default="none")
+    parser.add_argument("--rfid-sim", action="store_true", help="each table with a simulated RFID reader on a pty")
+    parser.add_argument("--delay", type=float, default=DELAY_S,
+                        help=f"table seconds before the auto referee answers an item (default {DELAY_S:g})")
+    parser.add_argument("--json", action="store_true", help="end with one line of JSON")
+    args = parser.parse_args()
+    if not 1 <= args.tables <= 16:
+        parser.error(f"--tables must be between 1 and 16, got {args.tables}")
+    if not 1 <= args.deals <= 20:
+        parser.error(f"--deals must be between 1 and 20, got {args.deals}")
+    if args.delay < 0:
+        parser.error(f"--delay must be >= 0, got {args.delay}")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    total, given, refused, errors, unsent = FlagScore(), Counter(), [], [], 0
+    start = time.monotonic()
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory(prefix=f"flags-{seed}-") as base:
+            out = run_seed(seed, args, Path(base))
+        for name, table in out["scores"].items():
+            f = table.figures()
+            print(f"seed {seed} {name}: {f['plays']} plays, {f['misreads']} misread ({f['misreads_caught']} caught), "
+                  f"{f['breaches_flagged']}/{f['breaches']} breaches flagged, {f['false_flags']} false flags "
+                  f"({f['knock_on']} knock-on), {f['prompts']} prompts, "
+                  f"{f['deal_results_right']}/{f['deals']} deals right", file=sys.stderr, flush=True)
+            total.add(table)
+        given.update(out["given"])
+        refused += out["refused"]
+        errors += out["errors"]
+        unsent += out["unsent"]
+    wall_s = time.monotonic() - start
+    for line in summary(total, args, wall_s):
+        print(line)
+    if args.referee == "auto":
+        print(f"referee answers: {dict(given) or 'none'}; refused by the store: {len(refused)}")
+        for reason in refused[:5]:
+            print(f"    refused: {reason}")
+    for error in errors:
+        print(f"table stopped: {error}")
+    if args.json:
+        print(json.dumps({**total.figures(), "tables": args.tables, "seeds": args.seeds, "referee": args.referee,
+                          "rfid_sim": args.rfid_sim, "answers": dict(given), "answers_refused": len(refused),
+                          "errors": errors, "unsent": unsent, "wall_s": round(wall_s, 1)}))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
