@@ -29,11 +29,12 @@ def create_app(config: dict | None = None):
     from werkzeug.middleware.proxy_fix import ProxyFix
 
     from web.store import init_app
+    from web.store.signing import COOKIES
     from web.tournament.tables import TournamentTables
 
     from . import api, auth, floor, flags, results, tables
     from .broker import make_broker
-    from .config import from_env, session_key
+    from .config import from_env
     from .drawing import card_svg, cards_svg
     from .i18n import language, t
     from .public import state_extract
@@ -42,8 +43,10 @@ def create_app(config: dict | None = None):
     app = Flask(__name__)
     app.config.update(from_env())
     app.config.update(config or {})
-    if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = session_key(app.config)
+    store = init_app(app, table_rules=TournamentTables())
+    store.check_writable()  # a store signed with another key: one line, and no server on it
+    if not app.config.get("SECRET_KEY"):  # cookies: a key of their own, made from the store's
+        app.config["SECRET_KEY"] = store.derived_key(COOKIES)
     app.config.update(
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
@@ -54,7 +57,6 @@ def create_app(config: dict | None = None):
     if app.config.get("PROXIES"):  # behind a proxy: the client's own address (the login limit
         # counts per address) and scheme are what the proxy forwards; never trusted without one
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["PROXIES"], x_proto=app.config["PROXIES"])
-    store = init_app(app, table_rules=TournamentTables())
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)

@@ -4,7 +4,7 @@
 |---|---|---|
 | ``GUANDAN_DATA_DIR`` | data directory (SQLite store) | ``./guandan-data`` |
 | ``GUANDAN_DB_URL`` | database URL instead (PostgreSQL) | |
-| ``GUANDAN_SECRET_KEY`` | signs sessions and the store's records | ``GUANDAN_KEY_FILE`` |
+| ``GUANDAN_SECRET_KEY`` | the store's key (login cookies use a key made from it) | ``GUANDAN_KEY_FILE`` |
 | ``GUANDAN_KEY_FILE`` | a file holding that key (never in the data directory) | ``~/.config/guandan-referee/secret.key`` |
 | ``GUANDAN_REDIS_URL`` | Redis for live updates across workers | in-process broker |
 | ``GUANDAN_REDIS_NAMESPACE`` | prefix of the Redis channel and keys (halls sharing a Redis) | ``guandan`` |
@@ -16,12 +16,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 
 from web.store import DEFAULT_DATA_DIR
-from web.store.signing import KEY_ENV, resolve_key
 
 PREFIX = "GUANDAN_"
 DEFAULT_MAX_BODY = 1 << 20
@@ -54,10 +51,3 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "PROXIES": proxies,
     }
 
-
-def session_key(config: dict) -> bytes:
-    """The key that signs login cookies: derived from the store's secret, never equal to it."""
-    secret = config.get("GUANDAN_SECRET_KEY") or os.environ.get(KEY_ENV)
-    base = resolve_key(secret, config.get("GUANDAN_KEY_FILE"),
-                       refuse_inside=None if config.get("STORE_URL") else config.get("DATA_DIR") or DEFAULT_DATA_DIR)
-    return hmac.new(base, b"guandan-session-cookies", hashlib.sha256).digest()

@@ -53,8 +53,15 @@ def register(sub) -> None:
 
 
 def _open(args):
-    """The store the options name; a first start creates it (in a new or empty directory)."""
-    return open_from_args(args, create=True)
+    """The store the options name, to write (a first start creates it, in a new or empty
+    directory); one signed with another key than the one resolved is refused on one line."""
+    store = open_from_args(args, create=True)
+    try:
+        store.check_writable()
+    except ValueError:
+        store.close()
+        raise
+    return store
 
 
 def cmd_db(args) -> int:

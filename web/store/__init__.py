@@ -3,10 +3,10 @@
 
 ``Store(url)`` is the API; ``open_store`` opens one as configured (database, data
 directory, key); ``init_app(app)`` attaches one to a Flask app from ``app.config``
-(``STORE_URL``, else ``DATA_DIR``; ``GUANDAN_SECRET_KEY`` or ``SECRET_KEY``, else
-``GUANDAN_KEY_FILE``, else the per-user key file), so that nothing is opened at import
-time and every test can get a fresh database. The key is never kept in the data
-directory (``signing``).
+(``STORE_URL``, else ``DATA_DIR``; ``GUANDAN_SECRET_KEY``, else ``GUANDAN_KEY_FILE``,
+else the per-user key file: the key the command line resolves, never Flask's cookie key
+``SECRET_KEY``), so that nothing is opened at import time and every test can get a fresh
+database. The key is never kept in the data directory (``signing``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .chain import canonical, content_id
 from .db import DB_FILE, data_url
-from .signing import KEY_ENV, KEY_FILE_ENV, SecretKeyError, resolve_key, user_key_path
+from .signing import KEY_ENV, KEY_FILE_ENV, SecretKeyError, WrongKey, as_key, resolve_key, user_key_path
 from .store import (
     Appended,
     EventRejected,
@@ -40,6 +40,7 @@ __all__ = [
     "Store",
     "StoreError",
     "VerifyReport",
+    "WrongKey",
     "canonical",
     "content_id",
     "data_url",
@@ -83,8 +84,8 @@ def init_app(app, **options) -> Store:
     database, and every append re-checks the table head, so their caches never diverge.
     """
     config = app.config
-    store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"),
-                       config.get("GUANDAN_SECRET_KEY") or config.get("SECRET_KEY"),
+    secret = config.get("GUANDAN_SECRET_KEY")
+    store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"), secret and as_key(secret, KEY_ENV),
                        config.get("GUANDAN_KEY_FILE"), **options)
     app.extensions[EXTENSION] = store
     return store

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 
 from sqlalchemy import Engine, event, select, update
 from sqlalchemy.engine import Connection
@@ -21,7 +22,7 @@ from sqlalchemy.sql.dml import UpdateBase
 
 from .chain import canonical, manifest_mac
 from .models import Match, Official, Pair, Round, Seal, SignOff, Tournament, TournamentRuling
-from .signing import same
+from .signing import WrongKey, same
 
 MANIFEST = "tables"
 SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match, TournamentRuling)}
@@ -69,8 +70,10 @@ def seal_new_store(conn: Connection, key: bytes) -> None:
     reseal(conn, key, set(SEALED_ROWS))
 
 
-def install(engine: Engine, key: bytes) -> None:
-    """Re-seal, at commit, every sealed table a transaction on ``engine`` wrote to."""
+def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lambda: None) -> None:
+    """Re-seal, at commit, every sealed table a transaction on ``engine`` wrote to; while
+    ``refusal()`` names a reason (the store's key is not this one), refuse such a commit
+    with ``WrongKey`` instead of sealing with a key the rest of the store was not made with."""
 
     @event.listens_for(engine, "after_execute")
     def _note(conn, clause, *_args) -> None:
@@ -82,12 +85,21 @@ def install(engine: Engine, key: bytes) -> None:
     def _seal(conn) -> None:
         touched = conn.info.pop(TOUCHED, None)
         if touched:
+            if (reason := refusal()) is not None:
+                raise WrongKey(reason)
             reseal(conn, key, touched)
 
     @event.listens_for(engine, "rollback")
     def _forget(conn) -> None:
         if not conn.invalidated:  # a connection cut mid-transaction: its info went with it, and
             conn.info.pop(TOUCHED, None)  # reading it would hide the cut behind PendingRollbackError
+
+
+def signed_with(conn: Connection, key: bytes) -> bool:
+    """True if the store's manifest (signed when the store was made, and at each new table)
+    is signed with ``key``: the check that a store was opened with its own key."""
+    row = conn.execute(select(Seal).where(Seal.name == MANIFEST)).first()
+    return row is not None and same(row.mac, manifest_mac(key, MANIFEST, row.body))
 
 
 def check_manifest(conn: Connection, key: bytes, table_ids: set[str]) -> list[tuple[str | None, str]]:

@@ -30,12 +30,39 @@ class SecretKeyError(ValueError):
     """No usable key (empty, unreadable, or where it protects nothing)."""
 
 
-def as_key(secret: str | bytes) -> bytes:
+class WrongKey(ValueError):
+    """The store was signed with another key than the one it was opened with: it may be
+    read and verified, never written (a write would sign with a key nothing else has)."""
+
+
+class Key(bytes):
+    """The store key's bytes, and where they came from (named when a store refuses them)."""
+
+    source: str
+
+    def __new__(cls, key: bytes, source: str) -> Key:
+        made = super().__new__(cls, key)
+        made.source = source
+        return made
+
+
+def as_key(secret: str | bytes, source: str = "the key given") -> Key:
     """A configured secret as HMAC key bytes; an empty one is refused."""
+    if isinstance(secret, Key):
+        return secret
     key = secret.encode() if isinstance(secret, str) else bytes(secret)
     if not key.strip():
         raise SecretKeyError("the store's secret key is empty")
-    return key
+    return Key(key, source)
+
+
+COOKIES = b"guandan-session-cookies"
+
+
+def derived_key(key: bytes, purpose: bytes) -> bytes:
+    """A key for another use (``COOKIES``: login cookies) made from the store key: it tells
+    nothing of the store key, and nothing signed with it can pass for the store's."""
+    return hmac.digest(key, purpose, "sha256")
 
 
 def user_key_path() -> Path:
@@ -44,7 +71,7 @@ def user_key_path() -> Path:
     return Path(base) / USER_KEY
 
 
-def read_key_file(path: str | Path, create: bool = False) -> bytes:
+def read_key_file(path: str | Path, create: bool = False) -> Key:
     """The key kept in ``path``; with ``create``, generated (mode 0600) when missing.
 
     A new key is written to a private temporary file and linked into place, so two
@@ -67,13 +94,13 @@ def read_key_file(path: str | Path, create: bool = False) -> bytes:
     elif path.stat().st_mode & 0o077:
         log.warning("%s can be read by other users; it should be mode 0600", path)
     try:
-        return as_key(path.read_bytes().strip())
+        return as_key(path.read_bytes().strip(), f"the key file {path}")
     except OSError as exc:
         raise SecretKeyError(f"key file {path}: {exc.strerror}") from None
 
 
 def resolve_key(secret: str | bytes | None = None, key_file: str | Path | None = None,
-                refuse_inside: str | Path | None = None) -> bytes:
+                refuse_inside: str | Path | None = None) -> Key:
     """The store key: ``secret``, else ``key_file``, else ``$GUANDAN_SECRET_KEY``, else
     ``$GUANDAN_KEY_FILE``, else the per-user key file; a key file is created once (0600)
     when missing.
@@ -84,7 +111,7 @@ def resolve_key(secret: str | bytes | None = None, key_file: str | Path | None =
     if secret:
         return as_key(secret)
     if os.environ.get(KEY_ENV) and key_file is None:
-        return as_key(os.environ[KEY_ENV])
+        return as_key(os.environ[KEY_ENV], f"${KEY_ENV}")
     named = key_file or os.environ.get(KEY_FILE_ENV)
     path = Path(named) if named else user_key_path()
     if refuse_inside is not None:

@@ -62,7 +62,16 @@ from .models import (
     TableEvent,
     TableHead,
 )
-from .signing import resolve_key, snapshot_is_authentic, snapshot_mac
+from .signing import (
+    KEY_ENV,
+    KEY_FILE_ENV,
+    WrongKey,
+    derived_key,
+    resolve_key,
+    same,
+    snapshot_is_authentic,
+    snapshot_mac,
+)
 from .verify import VerifyReport, verify
 from .verify import plain as _plain
 
@@ -286,7 +295,9 @@ class Store:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.engine: Engine = self._open(url, create, migrate)
-        seals.install(self.engine, self._key)
+        self.key_refusal: str | None = self._check_key()
+        """Why nothing may be written (the store was signed with another key), or None."""
+        seals.install(self.engine, self._key, lambda: self.key_refusal)
         self._group = GroupCommitter(self._commit_requests, max_wait=group_wait)
 
     def _open(self, url: str, create: bool, migrate: bool) -> Engine:
@@ -317,6 +328,28 @@ class Store:
             engine.dispose()
             raise NotAStore(f"{where}: {exc}") from None
         return engine
+
+    def _check_key(self) -> str | None:
+        """Whether this store was signed with ``self._key`` (its manifest says): if not, why
+        it must not be written. Appending with another key than the chain's would leave a
+        history that no one key verifies."""
+        with self.engine.connect() as conn:
+            if "seals" not in inspect(conn).get_table_names() or seals.signed_with(conn, self._key):
+                return None
+        parsed = make_url(self.url)
+        where = parsed.database if parsed.get_backend_name() == "sqlite" else parsed.render_as_string()
+        return (f"the store at {where} is signed with another key than {self._key.source} (or its manifest "
+                f"was edited: guandan-ref verify): nothing is written; open it with its own key "
+                f"(--key-file, {KEY_FILE_ENV} or {KEY_ENV})")
+
+    def check_writable(self) -> None:
+        """Raise ``WrongKey`` (one line) if this store may not be written with its key."""
+        if self.key_refusal is not None:
+            raise WrongKey(self.key_refusal)
+
+    def derived_key(self, purpose: bytes) -> bytes:
+        """A key for ``purpose`` (``signing.COOKIES``) made from this store's key (never it)."""
+        return derived_key(self._key, purpose)
 
     def close(self) -> None:
         self._group.close()
@@ -454,6 +487,7 @@ class Store:
     def _commit(self, groups: dict[str, list[_Item]],
                 expected_seq: int | None = None) -> dict[str, list[Appended | EventRejected]]:
         """``_commit_once``, retried against the new heads when another writer won a race."""
+        self.check_writable()
         with ExitStack() as locks:
             for tid in sorted(groups):
                 locks.enter_context(self._lock(tid))
@@ -490,6 +524,9 @@ class Store:
                                                        if tid in heads for i in groups[tid]])
                 for tid in tids:
                     head = heads.get(tid)
+                    if head is not None and (refusal := self._head_refusal(head)):
+                        outcomes[tid] = [EventRejected(tid, refusal)] * len(groups[tid])
+                        continue
                     batch = batches[tid] = (
                         _Batch(tid, 0, 0, None, None, None, 0) if head is None else
                         self._batch(conn, head))
@@ -509,6 +546,16 @@ class Store:
                 batch.state.next_idx = batch.next_idx
                 self._states[tid] = batch.state
         return outcomes
+
+    def _head_refusal(self, head: TableHead) -> str | None:
+        """Why nothing may be appended to a table whose head this key did not sign (another
+        key's chain, or a head edited outside the store): extending it would sign a history
+        this key never vouched for."""
+        if same(head.mac, head_mac(self._key, head.table_id, head.ruleset, head.head_seq, head.head_hash,
+                                   head.generation, head.created_at)):
+            return None
+        return ("its head is not signed by this store's key (another key, or edited outside the store): "
+                "nothing is appended; guandan-ref verify names what is wrong")
 
     def _batch(self, conn: Connection, head: TableHead) -> _Batch:
         state = self._state(conn, head.table_id, head)
