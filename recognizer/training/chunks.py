@@ -109,7 +109,7 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
         ih, iw = image.shape[:2]
         for _ in range(negatives):
             w, h = size * rng.uniform(0.7, 1.4, 2)
-            centre = np.array([rng.uniform(w, iw - w), rng.uniform(h, ih - h)])
+            centre = np.array([rng.uniform(0, iw), rng.uniform(0, ih)])
             if len(labelled) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - centre).T)) < 1.2 * max(w, h):
                 continue
             view = float(rng.uniform(-180, 180))
@@ -185,7 +185,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     x, y = np.concatenate(xs), np.concatenate(ys)
     torch.manual_seed(cfg.seed + len(state["chunks"]))
     net = IndexClassifier()
-    net.load_state_dict(torch.load(state["classifier"], map_location="cpu"))
+    init = state["classifier"]
+    net.load_state_dict(torch.load(init, map_location="cpu"))
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
     ckpt = cfg.work / "classifier" / "checkpoint.pt"
     if ckpt.exists():
@@ -194,14 +195,15 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     gen = torch.Generator().manual_seed(cfg.seed + len(state["chunks"]))
     before = {k: round(_accuracy(net, data[k + "_x"], data[k + "_y"]), 4) for k in ("real_val", "render_val") if k + "_x" in data}
     print(f"classifier before: {before}", flush=True)
-    start, epochs, peak = time.monotonic(), 0, 1e-3
-    while time.monotonic() - start < seconds:
+    start, epochs, steps, peak = time.monotonic(), 0, 0, 1e-3
+    while steps == 0 or time.monotonic() - start < seconds:
         net.train()
         perm = torch.randperm(len(x), generator=gen).numpy()
         for i in tqdm(range(0, len(x), batch), desc=f"classifier epoch {epochs + 1}", unit="batch", mininterval=30):
-            done = (time.monotonic() - start) / seconds
-            if done >= 1:
+            done = min(1.0, (time.monotonic() - start) / max(seconds, 1e-9))
+            if done >= 1 and steps:
                 break
+            steps += 1
             for group in opt.param_groups:
                 group["lr"] = peak * min(1.0, done * 20) * 0.5 * (1 + math.cos(math.pi * done))
             idx = perm[i : i + batch]
@@ -222,7 +224,7 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(folder / "index-classifier.onnx"), input_names=["crops"], output_names=["logits"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
     state["classifier"] = str(folder / "index-classifier.pt")
-    return {"stage": "classifier", "seconds": round(time.monotonic() - start), "epochs": epochs, "crops": len(x), "accuracy_before": before, "accuracy_after": after}
+    return {"stage": "classifier", "init": init, "seconds": round(time.monotonic() - start), "epochs": epochs, "steps": steps, "crops": len(x), "accuracy_before": before, "accuracy_after": after}
 
 
 def detector_data(cfg: ChunkConfig) -> Path:
@@ -270,7 +272,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     state["detector"] = str(folder / "index-detector.pt")
     results = cfg.work / "runs" / run / "results.csv"
     last = results.read_text().strip().splitlines()[-1] if results.exists() else ""
-    return {"stage": "detector", "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
+    return {"stage": "detector", "init": init, "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
 
 
 def run_chunk(cfg: ChunkConfig, command: str) -> dict:

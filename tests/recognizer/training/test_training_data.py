@@ -16,8 +16,8 @@ from referee.cards import FACES, card_name
 def test_detector_set_is_yolo_format_matching_the_scenes(tmp_path):
     data = render_detector_set(tmp_path, images=4, seed=3)
     assert "names:\n  0: index" in data.read_text()
-    labels = sorted((tmp_path / "labels").rglob("*.txt"))
-    assert len(labels) == 4 and len(list((tmp_path / "images").rglob("*.jpg"))) == 4
+    labels = sorted(tmp_path.rglob("labels/*.txt"))
+    assert len(labels) == 4 and len(list(tmp_path.rglob("images/*.jpg"))) == 4
     for k, path in enumerate(sorted(labels, key=lambda p: p.name)):
         rows = [line.split() for line in path.read_text().splitlines()]
         assert len(rows) == len(render_scene(3 * 1_000_003 + k).labels)

@@ -1,0 +1,67 @@
+"""Real photographs (a CC BY 4.0 fixture from ../shared/realtrain): the committed models read
+them, and the training side reads their labels, splits and angles right."""
+
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from recognizer.reader import CardReader
+from recognizer.training.realtrain import index_rect, load_labelled, split_by_blocks, time_blocks, upright_turn, view_box
+from referee.cards import parse_cards
+
+FIXTURE = Path(__file__).with_name("fixtures") / "realphotos"
+
+
+@pytest.fixture(scope="module")
+def photos():
+    return load_labelled(FIXTURE)
+
+
+def test_labels_give_each_face_once_per_photo(photos):
+    assert [p.path.name for p in photos] == sorted(p.path.name for p in photos)
+    assert {p.path.name: p.cards for p in photos}["IMG_20220921_194905.jpg"] == tuple(sorted(parse_cards("2D 4S 7H 8S")))
+    assert all(0 <= b.box[0] < b.box[2] <= 640 and 0 <= b.box[1] < b.box[3] <= 640 for p in photos for b in p.boxes)
+
+
+def test_the_committed_reader_reads_every_fixture_photo_exactly(photos):
+    reader = CardReader()
+    for photo in photos:
+        reading = reader.read(cv2.imread(str(photo.path), cv2.IMREAD_COLOR))
+        assert Counter(reading.cards) == Counter(photo.cards), photo.path.name
+        assert [a[0][0] for a in reading.alternatives] == reading.cards
+
+
+def test_time_blocks_join_shots_seconds_apart_and_split_whole_blocks():
+    names = ["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg", "IMG_20220921_200000.jpg", "IMG_7797.jpg", "IMG_7798.jpg", "IMG_7810.jpg", "scan.jpg"]
+    assert sorted(time_blocks(names)) == [["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg"], ["IMG_20220921_200000.jpg"], ["IMG_7797.jpg", "IMG_7798.jpg"], ["IMG_7810.jpg"], ["scan.jpg"]]  # noqa: E501
+
+
+def test_split_keeps_blocks_whole(photos):
+    train, val = split_by_blocks(photos, share=0.5)
+    assert {p.path.name for p in train}.isdisjoint(p.path.name for p in val)
+    assert len(train) + len(val) == len(photos)
+
+
+@pytest.mark.parametrize("angle", [0.0, 30.0, -45.0, 90.0, 160.0])
+def test_an_index_box_turned_back_fits_the_index(angle):
+    """The box a detector draws around a 30 x 50 index in another view, and the index
+    recovered from an axis-aligned box at its angle."""
+    centre = np.array([200.0, 150.0])
+    box = view_box(centre, 30, 50, angle, 0.0)
+    c, w, h = index_rect(box, angle)
+    assert np.allclose(c, centre)
+    if abs(np.cos(np.radians(2 * angle))) > 0.35:
+        assert (w, h) == pytest.approx((30, 50), abs=1e-6)
+    upright = view_box(centre, 30, 50, angle, angle)
+    assert np.allclose(np.array(upright[2:]) - upright[:2], (30, 50))
+
+
+def test_upright_turn_points_a_direction_up():
+    from recognizer.orientation import rotate_points
+
+    for direction in ([0, -1], [1, 0], [-1, 1], [0.3, 0.8]):
+        turned = rotate_points(np.array([direction], float), upright_turn(np.array(direction, float)))[0]
+        assert abs(turned[0]) < 1e-9 and turned[1] < 0
