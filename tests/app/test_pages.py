@@ -72,7 +72,8 @@ def test_confirming_a_flag_appends_a_penalty_and_closes_it(app, session):
     table = client.get("/api/tables/T1").get_json()
     assert table["open_flags"] == {} and table["state"]["penalties"]["NS"]["violation"] == 1
     console = client.get("/flags/").get_data(as_text=True)
-    assert re.search(r'<article class="flag-item status-confirmed [^"]*" data-table="T1" data-rule="P4"', console)
+    assert re.search(r'<article class="flag-item kind-flag status-confirmed [^>]* data-table="T1" data-rule="P4"',
+                     console)
     assert "1 open" in console  # the low-confidence read is still to check
 
 

@@ -40,7 +40,8 @@ def walked(timeline, delay: float) -> dict:
         "seq": steps[-1].seq if steps else 0,
         "delayed": len(steps) < len(timeline.steps),
         "open_flags": {s: flags[s] for s in SEVERITIES if flags[s]},
-        "reviews": sum(1 for s, r in records if r.get("type") == "review" and review_status(r, s, state) == "open"),
+        "reviews": sum(1 for s, r in records
+                       if r.get("type") == "review" and review_status(r, s, state, timeline.closed) == "open"),
         "deals": [r for _, r in records if r.get("type") == "deal_end"],
         "sessions": [r for _, r in records if r.get("type") == "session_result"],
         "corrections": sum(1 for s in steps if s.corrected),

@@ -1,16 +1,24 @@
-"""The referee console (疑似违规): flags and reads to check, and the referee's three answers.
+"""The referee console (疑似违规): flags and reads to check, and the referee's answers.
 
 Each flag shows its rule with the rule's text, the seat, the message, the evidence the
-agent sent with the event (frames, RFID reads), and its claim window (X5). A referee
-confirms it (a ``penalty`` event whose ``evidence`` names the flag), dismisses it with a reason (a
-``dismiss`` event), or corrects a misread play (a ``correction`` event). All three are
-appended through the store like any other event: the table re-derives, and every open
-page hears of it.
+agent sent with the event (frames, RFID reads), and its claim window (X5) counted down in
+the table's own terms (the passes that can still end the trick). A referee confirms it (a
+``penalty`` event whose ``evidence`` names the flag), dismisses it with a reason (a
+``dismiss`` event), or corrects a misread play (a ``correction`` event). A read in doubt
+(``DOUBT_REVIEWS``) is answered "read is right" (a ``confirm_read`` event, one click, or
+one per open read of a table at once) or corrected; it never lapses, so it is pinned
+above the flags until answered. All of them are appended through the store like any
+other event: the table re-derives, and every open page hears of it.
+
+The page lists what needs an answer soonest first: reads in doubt (by table), then flags
+by how near their claim window's end is, then the rest; a flag that may only follow from
+an earlier open item of its deal (a knock-on) is listed under that item.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
@@ -18,6 +26,7 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length
 
+from referee.cards import CardError, card_name, parse_cards
 from referee.events import PENALTY_LEVELS
 from web.store import Appended
 
@@ -25,14 +34,24 @@ from . import context
 from .api import table_ids
 from .auth import safe_next, requires
 from .i18n import t
-from .public import flag_status, redact, review_status
+from .public import DOUBT_REVIEWS, flag_status, redact, review_status
 from .rulebook import rule_text
-from .tables import evidence_of
-from .timeline import Timeline, flag_key
+from .tables import step_evidence
+from .timeline import Step, Timeline, flag_key
 
 bp = Blueprint("flags", __name__, url_prefix="/flags")
 
 SEVERITY_ORDER = {"loss": 0, "foul": 1, "violation": 2, "warning": 3}
+KINDS = ("doubt", "flag", "other")
+"""What the console can be filtered to: reads in doubt, rule flags, other reviews."""
+CAUSE_RULES = frozenset({"P4", "P5"})
+"""Flags on a play whose cards may have gone back: the table as judged after it may differ
+from the table as it stands."""
+KNOCK_ON_RULES = frozenset({"P1", "P4", "P5", "K3", "R1"})
+"""Flags judged against the turn, the table's combination or a seat's count: after an open
+read in doubt (or a ``CAUSE_RULES`` flag) of the same deal they may only follow from it."""
+MOST_READS = 64
+"""Reads one "read is right" click may confirm together (a table's open prompts)."""
 
 
 class FlagForm(FlaskForm):
@@ -56,39 +75,163 @@ class CorrectForm(FlaskForm):
     cards = StringField(validators=[Length(max=200)])
 
 
+class ReadsForm(FlaskForm):
+    """Reads confirmed as read: one or more ``of`` fields, each a play's event id (read from
+    ``request.form.getlist``; the form itself carries the CSRF token)."""
+
+
+def _read_of(record: dict, step: Step) -> str | None:
+    """The id of the event a review of a read is about: its ``of``, else (a review raised on
+    the read itself) the step's event."""
+    if record.get("of") is not None:
+        return str(record["of"])
+    event = step.event
+    if event.get("id") is not None and event.get("t") == record.get("at") and event.get("seat") == record.get("seat"):
+        return str(event["id"])
+    return None
+
+
+def _trailing_passes(timeline: Timeline) -> int:
+    """Passes since the last play of the deal under way: the trick ends when every other
+    seat still in has passed (P2, P3)."""
+    n = 0
+    for step in reversed(timeline.steps):
+        kind = step.event["type"]
+        if kind == "pass":
+            n += 1
+        elif kind in ("play", "deal_start"):
+            break
+    return n
+
+
+def claim_window(record: dict, state: dict, passes: int) -> dict:
+    """Where a flag's claim window (X5) ends, and how near: ``rank`` sorts the nearest first;
+    a window of the trick under way says how many passes can still end it (its countdown)."""
+    until = record.get("claim_until") or {}
+    if until.get("session"):
+        return {"scope": "session", "rank": (3, 0)}
+    if "round" not in until:
+        return {"scope": "deal", "deal": until.get("deal"), "rank": (2, 0)}
+    deal = state.get("deal") or {}
+    window = {"scope": "trick", "deal": until.get("deal"), "trick": until["round"], "rank": (1, 0)}
+    table = deal.get("table") or {}
+    if (deal.get("phase") == "play" and deal.get("number") == until.get("deal")
+            and deal.get("round") == until["round"] and table):
+        out = deal.get("out") or []
+        others_in = 4 - len(out) - (0 if table.get("seat") in out else 1)
+        window.update(passes=max(others_in - passes, 1), rank=(0, max(others_in - passes, 1)))
+    return window
+
+
+def _item(table_id: str, kind: str, record: dict, status: str, step: Step, closed: dict | None) -> dict:
+    event = step.corrected["original"] if kind == "doubt" and status == "corrected" else step.event
+    return {
+        "table": table_id, "kind": kind, "record": record, "status": status, "closed": closed,
+        "key": ":".join(str(x) for x in (table_id, record.get("rule") or record.get("reason"),
+                                         record.get("seat") or "", record.get("at"))),
+        "deal": step.deal, "seq": step.seq, "of": _read_of(record, step) if kind == "doubt" else None,
+        "rule_text": rule_text(record["rule"]) if kind == "flag" else "",
+        "evidence": step_evidence(step), "event": redact(event),
+        "replacement": redact(step.event) if step.corrected else None,
+        "correctable": step.event.get("id") is not None and step.event["type"] in ("play", "pass", "conflict"),
+        "window": None, "knock_on": [],
+    }
+
+
 def items(table_id: str, timeline: Timeline) -> list[dict]:
-    """Every flag and read-review of a table, with its status, rule text and evidence."""
+    """Every flag and review of a table, with its status, rule text, evidence and claim window,
+    in the order they were derived; a corrected read is an item too (closed: ``corrected``)."""
     state = timeline.steps[-1].state_view if timeline.steps else {}
+    passes = _trailing_passes(timeline)
     found = []
     for step in timeline.steps:
+        if step.corrected and step.event["type"] in ("play", "pass"):
+            original = step.corrected["original"]
+            found.append(_item(table_id, "doubt", {"reason": "corrected", "seat": original.get("seat"),
+                                                   "at": original["t"]}, "corrected", step,
+                               {"by": step.corrected.get("by")}))
         for record in step.records:
-            kind = record.get("type")
-            if kind == "flag":
+            if record.get("type") == "flag":
                 status = flag_status(record, timeline.closed, state)
-            elif kind == "review":  # something the referee engine will not guess: for a human
-                status = review_status(record, step, state)
-            else:
-                continue
-            event = step.event
-            found.append({
-                "table": table_id, "kind": kind, "record": record, "status": status,
-                "closed": timeline.closed.get(flag_key(record)) if kind == "flag" else None,
-                "rule_text": rule_text(record["rule"]) if kind == "flag" else "",
-                "evidence": evidence_of(event), "event": redact(event), "seq": step.seq,
-                "correctable": event.get("id") is not None and event["type"] in ("play", "pass", "conflict"),
-            })
-    return found
+                found.append(_item(table_id, "flag", record, status, step, timeline.closed.get(flag_key(record))))
+                if status == "open":
+                    found[-1]["window"] = claim_window(record, state, passes)
+            elif record.get("type") == "review":  # something the referee engine will not guess: for a human
+                status = review_status(record, step, state, timeline.closed)
+                kind = "doubt" if record.get("reason") in DOUBT_REVIEWS else "other"
+                found.append(_item(table_id, kind, record, status, step, timeline.closed.get(flag_key(record))
+                                   if status == "read_confirmed" else None))
+    first: dict[str, dict] = {}  # a key names one item: a record derived again (a re-judged log) is the same
+    for item in found:
+        first.setdefault(item["key"], item)
+    return list(first.values())
 
 
-def _all_items() -> list[dict]:
-    found = []
+def _follows(cause: dict, item: dict) -> bool:
+    """Whether ``item`` came after ``cause`` in the same deal (a read in doubt also heads the
+    other items of its own play)."""
+    a, b = cause["record"], item["record"]
+    return cause["deal"] == item["deal"] and (
+        a["at"] < b["at"] or (a["at"] == b["at"] and a.get("seat") == b.get("seat") and cause["kind"] == "doubt"))
+
+
+def group_knock_ons(found: list[dict]) -> list[dict]:
+    """The open items of one table that head the list: each knock-on flag (``KNOCK_ON_RULES``)
+    that follows an open read in doubt or ``CAUSE_RULES`` flag of its deal is moved into the
+    ``knock_on`` list of the first item of that chain."""
+    heads, causes = [], []
+    for item in found:
+        if item["status"] != "open":
+            continue
+        rule = item["record"].get("rule")
+        cause = next((c for c in reversed(causes) if _follows(c, item)), None)
+        if cause is not None and item["kind"] == "flag" and rule in KNOCK_ON_RULES:
+            root = cause.get("root", cause)
+            root["knock_on"].append(item)
+            item["root"] = root
+        else:
+            heads.append(item)
+        if item["kind"] == "doubt" or rule in CAUSE_RULES:
+            causes.append(item)
+    return heads
+
+
+def _urgency(item: dict) -> tuple:
+    window = item["window"] or {"rank": (2, 0)}
+    return (window["rank"], SEVERITY_ORDER.get(item["record"].get("severity"), 4), item["table"],
+            -float(item["record"].get("at") or 0))
+
+
+def console_view(table: str = "", kind: str = "") -> dict:
+    """What the console shows, filtered to one table and/or one kind (``KINDS``)."""
+    reads, flags, closed, opened = [], [], [], 0
     for table_id in table_ids():
+        if table and table_id != table:
+            continue
         timeline = context.timelines().get(table_id)
-        if timeline is not None:
-            found += items(table_id, timeline)
-    found.sort(key=lambda i: (i["status"] != "open", SEVERITY_ORDER.get(i["record"].get("severity"), 4),
-                              -float(i["record"].get("at") or 0)))
-    return found
+        if timeline is None:
+            continue
+        found = [i for i in items(table_id, timeline) if not kind or i["kind"] == kind]
+        closed += [i for i in found if i["status"] != "open"]
+        opened += sum(1 for i in found if i["status"] == "open")
+        heads = group_knock_ons(found)
+        doubts = [i for i in heads if i["kind"] == "doubt"]
+        if doubts:
+            reads.append({"table": table_id, "entries": doubts, "confirmable": [i["of"] for i in doubts if i["of"]]})
+        flags += [i for i in heads if i["kind"] != "doubt"]
+    flags.sort(key=_urgency)
+    closed.sort(key=lambda i: -float(i["record"].get("at") or 0))
+    return {"reads": reads, "flags": flags, "closed": closed, "open": opened,
+            "filter": {"table": table, "kind": kind}}
+
+
+def _filters() -> dict:
+    table, kind = request.args.get("table", ""), request.args.get("kind", "")
+    if kind and kind not in KINDS:
+        abort(400, f"kind={kind!r}: expected one of {', '.join(KINDS)}")
+    if len(table) > 120:
+        abort(400, "table: at most 120 characters")
+    return {"table": table, "kind": kind}
 
 
 def _forms() -> dict:
@@ -99,20 +242,20 @@ def _forms() -> dict:
 @bp.get("/")
 @requires("referee")
 def console():
-    return render_template("flags.html", items=_all_items(), forms=_forms())
+    filters = _filters()
+    return render_template("flags.html", view=console_view(**filters), forms=_forms(), tables=table_ids(),
+                           kinds=KINDS, live_url=url_for("flags.console_live", **{k: v for k, v in filters.items() if v}))
 
 
 @bp.get("/live")
 @requires("referee")
 def console_live():
-    return render_template("_flags_live.html", items=_all_items(), forms=_forms())
+    return render_template("_flags_live.html", view=console_view(**_filters()), forms=_forms())
 
 
 def _flag(table_id: str, form: FlagForm) -> tuple[Timeline, dict]:
     """The flag the form names (404 if the table has none such)."""
-    timeline = context.timelines().get(table_id)
-    if timeline is None:
-        abort(404)
+    timeline = _timeline(table_id)
     try:
         key = (form.rule.data, form.seat.data or None, float(form.at.data))
     except ValueError:
@@ -123,18 +266,29 @@ def _flag(table_id: str, form: FlagForm) -> tuple[Timeline, dict]:
     abort(404)
 
 
+def _timeline(table_id: str) -> Timeline:
+    timeline = context.timelines().get(table_id)
+    if timeline is None:
+        abort(404)
+    return timeline
+
+
 def _stamp(timeline: Timeline) -> float:
     """A console action happens now in table time: at the table's latest event."""
     return max((e["t"] for e in timeline.raw), default=0.0)
 
 
-def _submit(table_id: str, event: dict) -> None:
-    event.update(table=table_id, id=f"console-{uuid.uuid4().hex}", by=current_user.name, source="manual")
-    (outcome,) = context.append([event])
-    if isinstance(outcome, Appended):
-        flash(t("action.done", what=t(f"action.{event['type']}")), "ok")
-    else:
-        flash(t("action.refused", reason=getattr(outcome, "reason", str(outcome))), "error")
+def _submit(table_id: str, events: list[dict], done: str) -> None:
+    """Append the console's events through the one door (``context.append``); say what was
+    recorded (``done``) or each reason the store refused one."""
+    for event in events:
+        event.update(table=table_id, id=f"console-{uuid.uuid4().hex}", by=current_user.name, source="manual")
+    outcomes = context.append(events)
+    refused = [getattr(o, "reason", str(o)) for o in outcomes if not isinstance(o, Appended)]
+    if len(refused) < len(outcomes):
+        flash(t("action.done", what=done), "ok")
+    for reason in dict.fromkeys(refused):
+        flash(t("action.refused", reason=reason), "error")
 
 
 def _back():
@@ -148,9 +302,10 @@ def confirm(table_id: str):
     if not form.validate_on_submit():
         abort(400)
     timeline, flag = _flag(table_id, form)
-    _submit(table_id, {"type": "penalty", "t": _stamp(timeline), "side": flag["side"], "seat": flag["seat"],
-                       "level": form.level.data, "rule": flag["rule"],
-                       "evidence": {"flag": {"rule": flag["rule"], "seat": flag["seat"], "at": flag["at"]}}})
+    _submit(table_id, [{"type": "penalty", "t": _stamp(timeline), "side": flag["side"], "seat": flag["seat"],
+                        "level": form.level.data, "rule": flag["rule"],
+                        "evidence": {"flag": {"rule": flag["rule"], "seat": flag["seat"], "at": flag["at"]}}}],
+            t("action.penalty"))
     return _back()
 
 
@@ -161,22 +316,59 @@ def dismiss(table_id: str):
     if not form.validate_on_submit():
         abort(400)
     timeline, flag = _flag(table_id, form)
-    _submit(table_id, {"type": "dismiss", "t": _stamp(timeline), "rule": flag["rule"], "seat": flag["seat"],
-                       "at": flag["at"], "reason": form.reason.data.strip()})
+    _submit(table_id, [{"type": "dismiss", "t": _stamp(timeline), "rule": flag["rule"], "seat": flag["seat"],
+                        "at": flag["at"], "reason": form.reason.data.strip()}], t("action.dismiss"))
     return _back()
+
+
+def _confirm_reads(table_id: str, timeline: Timeline, reads: list[str]) -> None:
+    stamp = _stamp(timeline)
+    _submit(table_id, [{"type": "confirm_read", "t": stamp, "of": of} for of in reads],
+            t("action.confirm_read") if len(reads) == 1 else t("flags.reads_confirmed", n=len(reads)))
+
+
+@bp.post("/<table_id>/confirm_read")
+@requires("referee")
+def confirm_read(table_id: str):
+    """"Read is right": a ``confirm_read`` for each ``of`` (one play, or a table's open reads)."""
+    if not ReadsForm().validate_on_submit():
+        abort(400)
+    reads = list(dict.fromkeys(request.form.getlist("of")))
+    if not 0 < len(reads) <= MOST_READS or any(not of or len(of) > 120 for of in reads):
+        abort(400, f"of: one to {MOST_READS} event ids of at most 120 characters")
+    _confirm_reads(table_id, _timeline(table_id), reads)
+    return _back()
+
+
+def _same_cards(a, b) -> bool:
+    try:
+        return Counter(map(card_name, parse_cards(a))) == Counter(map(card_name, parse_cards(b)))
+    except (CardError, TypeError, AttributeError):
+        return False
+
+
+def unchanged(event: dict, replacement: dict) -> bool:
+    """Whether a correction's replacement says what the event already says (the read is right)."""
+    if event.get("type") != replacement["type"] or event.get("seat") != replacement["seat"]:
+        return False
+    return replacement["type"] == "pass" or _same_cards(event.get("cards"), replacement["cards"])
 
 
 @bp.post("/<table_id>/correct")
 @requires("referee")
 def correct(table_id: str):
+    """A correction; the read submitted unchanged is a ``confirm_read`` instead."""
     form = CorrectForm()
     if not form.validate_on_submit():
         abort(400)
-    timeline = context.timelines().get(table_id)
-    if timeline is None:
-        abort(404)
+    timeline = _timeline(table_id)
     replacement = {"type": form.kind.data, "seat": form.seat.data, "source": "manual"}
     if form.kind.data == "play":
         replacement["cards"] = form.cards.data.upper().replace(",", " ").split()
-    _submit(table_id, {"type": "correction", "t": _stamp(timeline), "of": form.of.data, "event": replacement})
+    read = next((s.event for s in timeline.steps if str(s.event.get("id")) == form.of.data), None)
+    if read is not None and unchanged(read, replacement):
+        _confirm_reads(table_id, timeline, [form.of.data])
+    else:
+        _submit(table_id, [{"type": "correction", "t": _stamp(timeline), "of": form.of.data, "event": replacement}],
+                t("action.correction"))
     return _back()

@@ -24,8 +24,9 @@ HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
 TAKEN_BACK = {"P4", "P5"}
 """Flags on a play whose cards go back to the hand (out of turn, illegal): not on the table."""
-READ_REVIEWS = ("low_confidence", "recognition_conflict")
-"""Reviews about what was read: a correction answers them."""
+DOUBT_REVIEWS = ("suspect_read", "low_confidence", "recognition_conflict")
+"""Reviews about what was read: open until a referee confirms the read (``confirm_read``)
+or corrects it; the read stands in the record either way, so they never lapse."""
 SEVERITIES = ("loss", "foul", "violation", "warning")
 """Most severe first."""
 
@@ -109,11 +110,16 @@ def flag_status(record: dict, closed: dict, state: dict) -> str:
     return "open"
 
 
-def review_status(record: dict, step: Step, state: dict) -> str:
-    """A review (what the engine will not guess) is open until the next deal starts, unless a
-    correction of the read it is about answered it (a read can be corrected later too, S4)."""
-    if step.corrected and record.get("reason") in READ_REVIEWS:
-        return "corrected"
+def review_status(record: dict, step: Step, state: dict, closed: dict) -> str:
+    """A review of a read (``DOUBT_REVIEWS``) is open until a referee confirmed the read
+    (``read_confirmed``, found in ``closed`` as a flag's closing is) or corrected it (a read can
+    be corrected later too, S4); any other review (what the engine will not guess) is open
+    until the next deal starts."""
+    if record.get("reason") in DOUBT_REVIEWS:
+        if step.corrected:
+            return "corrected"
+        how = closed.get(flag_key(record))
+        return "open" if how is None else how["how"]
     current = (state.get("deal") or {}).get("number")
     return "open" if record.get("deal", current) == current and not state.get("over") else "lapsed"
 
@@ -172,7 +178,7 @@ def _head(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
             if flag_status(record, timeline.closed, state) == "open":
                 open_flags[record["severity"]] += 1
         elif kind == "review":
-            reviews += review_status(record, steps[i], state) == "open"
+            reviews += review_status(record, steps[i], state, timeline.closed) == "open"
         else:
             (deals if kind == "deal_end" else sessions).append(record)
     return {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 
 from . import context
+from .api import whole_number
 from .auth import requires
 from .public import action_entry, redact
 from .timeline import ACTIONS
@@ -42,6 +43,32 @@ def _deals(timeline) -> list[tuple[int, int, int]]:
     return [(timeline.steps[a].deal, a, b) for a, b in zip(starts, ends)]
 
 
+STEP_RECORDS = ("flag", "review", "deal_end", "ruling", "dismissed", "withdrawn", "session_result",
+                "confirmed", "settled")
+"""The records appeal review shows under a step; a clock tick that derived none of them is
+hidden unless asked for (a live table sends one a second)."""
+
+
+def _quiet_tick(step) -> bool:
+    return step.event["type"] == "tick" and not any(r.get("type") in STEP_RECORDS for r in step.records)
+
+
+def _jump(timeline, after: int, wanted) -> int | None:
+    """The seq of the first step after index ``after`` of the timeline that is ``wanted``."""
+    return next((s.seq for s in timeline.steps[after + 1:] if wanted(s)), None)
+
+
+def _read_notes(steps) -> dict[tuple, list[dict]]:
+    """Records about a read, by the ``(seat, at)`` of the play they are about: how context
+    settled it (``settled``) or who confirmed it (``confirmed``), wherever they were derived."""
+    notes: dict[tuple, list[dict]] = {}
+    for step in steps:
+        for r in step.records:
+            if r.get("type") in ("settled", "confirmed"):
+                notes.setdefault((r.get("seat"), r.get("at")), []).append(r)
+    return notes
+
+
 @bp.get("/<table_id>/review")
 @requires("referee")
 def review(table_id: str):
@@ -52,26 +79,47 @@ def review(table_id: str):
     if not deals:
         abort(404)
     index, k = _int_arg("deal", len(deals)) - 1, _int_arg("step", 1)
+    ticks = request.args.get("ticks") == "1"
     seq = _int_arg("seq", 0)
-    if seq:  # straight to the step of one event (the flags console links so)
-        index, k = next(((i, at - a + 1) for i, (_, a, b) in enumerate(deals)
-                         for at in range(a, b) if timeline.steps[at].seq == seq), (index, k))
+    if seq:  # straight to the step of one event (the flags console and the jumps link so)
+        at = next((i for i, s in enumerate(timeline.steps) if s.seq == seq), None)
+        if at is not None:
+            index = next(i for i, (_, a, b) in enumerate(deals) if a <= at < b) if at >= deals[0][1] else 0
+            ticks = ticks or _quiet_tick(timeline.steps[at])
+            first = deals[index][1]
+            k = sum(1 for s in timeline.steps[first:at + 1] if ticks or not _quiet_tick(s))
     if not 0 <= index < len(deals):
         abort(404)
     number, first, end = deals[index]
-    steps = timeline.steps[first:end]
+    shown = [i for i in range(first, end) if ticks or not _quiet_tick(timeline.steps[i])]
+    steps = [timeline.steps[i] for i in shown]
     k = min(max(k, 1), len(steps))
-    step = steps[k - 1]
+    step, here = steps[k - 1], shown[k - 1]
     min_conf = timeline.referee.ruleset.min_confidence
     entries = [action_entry(s, min_conf) for s in steps]
+    notes = _read_notes(timeline.steps[first:end])
     deal = step.state_view.get("deal") or {}
     round_plays = [e for e, s in zip(entries[:k], steps[:k]) if s.event["type"] in ACTIONS
                    and e["round"] == deal.get("round") and deal.get("phase") == "play"]
     return render_template(
         "review.html", table_id=table_id, deals=deals, deal_index=index + 1, number=number, steps=[
-            {"k": i + 1, "entry": e, "event": redact(s.event), "records": s.records, "corrected": s.corrected}
+            {"k": i + 1, "entry": e, "event": redact(s.event), "records": s.records, "corrected": s.corrected,
+             "notes": notes.get((s.event.get("seat"), s.event["t"]), []) if s.event["type"] in ACTIONS else []}
             for i, (e, s) in enumerate(zip(entries, steps))],
-        k=k, state=step.state_view, round_plays=round_plays, evidence=evidence_of(step.event))
+        k=k, state=step.state_view, round_plays=round_plays, evidence=step_evidence(step), ticks=ticks,
+        hidden_ticks=sum(1 for s in timeline.steps[first:end] if _quiet_tick(s)), step_seq=step.seq,
+        untick_seq=next(s.seq for s in reversed(timeline.steps[first:here + 1]) if not _quiet_tick(s)),
+        next_play=_jump(timeline, here, lambda s: s.event["type"] == "play"),
+        next_flag=_jump(timeline, here, lambda s: any(r.get("type") in ("flag", "review") for r in s.records)))
+
+
+def step_evidence(step) -> dict:
+    """The evidence of a step's event; for a corrected event, the evidence the agent sent
+    with the original read (the replacement is typed by a referee and carries none)."""
+    evidence = evidence_of(step.event)
+    if step.corrected and not evidence["frames"] and not evidence["other"]:
+        return {**evidence_of(step.corrected["original"]), "original": True}
+    return evidence
 
 
 def evidence_of(event: dict) -> dict:
@@ -88,6 +136,6 @@ def _int_arg(name: str, default: int) -> int:
     value = request.args.get(name)
     if value is None:
         return default
-    if not value.isdigit():
+    if (number := whole_number(value)) is None:
         abort(400)
-    return int(value)
+    return number

@@ -25,8 +25,10 @@ from web.store.models import TableHead
 
 ACTIONS = ("play", "pass", "tribute", "return", "report", "conflict")
 """Event types that are a seat's action at the table (the play history lists them)."""
-CLOSING_RECORDS = ("dismissed", "withdrawn")
-"""Records that close a flag named by ``(rule, seat, at)``."""
+CLOSING_RECORDS = {"dismissed": "dismissed", "withdrawn": "withdrawn", "confirmed": "read_confirmed"}
+"""Records that close an item named by ``flag_key``, and what the item then is: a flag
+``(rule, seat, at)`` dismissed or withdrawn, or a review of a read ``(None, seat, at)``
+whose read a referee confirmed (a ``confirm_read``)."""
 NOTED_RECORDS = ("flag", "review", "deal_end", "session_result")
 """Records a table's summary counts or shows: kept aside as they are derived, so that a
 summary reads them, not every step of a session that may run to thousands."""
@@ -41,7 +43,8 @@ read-ahead (``Timelines.reading``): that reads the events between, which a table
 
 
 def flag_key(record: dict) -> tuple:
-    """How a flag is named everywhere: ``(rule, seat, at)``."""
+    """How a flag is named everywhere: ``(rule, seat, at)``; a review (no rule) and the
+    ``confirmed`` record that answers it share ``(None, seat, at)``."""
     return (record.get("rule"), record.get("seat"), record.get("at"))
 
 
@@ -71,7 +74,8 @@ class Timeline:
     steps: list[Step] = field(default_factory=list)
     corrections: list[dict] = field(default_factory=list)
     closed: dict[tuple, dict] = field(default_factory=dict)
-    """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal."""
+    """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal, a
+    read confirmed (then keyed ``(None, seat, at)``, as its review)."""
     noted: list[tuple[int, dict]] = field(default_factory=list)
     """(step index, record) of each record of ``NOTED_RECORDS``, in order."""
     referee: object = None
@@ -232,7 +236,8 @@ class Timelines:
                                                "level": event.get("level")}
         for r in records:
             if r.get("type") in CLOSING_RECORDS:
-                timeline.closed[flag_key(r)] = {"how": r["type"], "by": r.get("by") or event.get("by"),
+                timeline.closed[flag_key(r)] = {"how": CLOSING_RECORDS[r["type"]],
+                                                "by": r.get("by") or event.get("by"),
                                                 "seq": event["seq"], "reason": r.get("reason")}
 
 

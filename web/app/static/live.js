@@ -21,6 +21,20 @@
   setInterval(tickClocks, 250);
   tickClocks();
 
+  // Appeal review: the step list opens scrolled to the step shown (the page itself does not move).
+  document.querySelectorAll("[data-scroll-current]").forEach(function (box) {
+    const row = box.querySelector(".current");
+    if (row) {
+      box.scrollTop += row.getBoundingClientRect().top - box.getBoundingClientRect().top -
+        (box.clientHeight - row.offsetHeight) / 2;
+    }
+  });
+
+  // The console's filters apply as soon as one is picked (the button is there without script).
+  document.querySelectorAll("form.filters select").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.submit(); });
+  });
+
   if (!root || !window.EventSource) return;
   const mode = root.dataset.live;
   let pending = null;
@@ -30,19 +44,93 @@
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); });
   }
 
-  // A referee typing a reason or a correction must not lose it to a live refresh:
-  // while a form in the live part is being edited, refreshes wait (and a note says so).
+  // A referee typing a reason or a correction must not lose it to a live refresh: the fresh
+  // HTML replaces the live part, and what was typed (with the focus, the caret and which
+  // <details> were open) goes back into the same field of the same item (data-key), which
+  // stays where it was on the screen. Only while that cannot be done do updates pause, and
+  // #live-note says why in words: text being composed with an input method, an item typed
+  // in that was answered meanwhile, or the stream lost.
+  const note = document.getElementById("live-note");
+  let pausedFor = "";
+  let offline = false;
+  let composing = false;
+
+  function say() {
+    if (!note) return;
+    const reason = offline ? "offline" : pausedFor;
+    note.hidden = !reason;
+    note.textContent = reason ? note.dataset[reason] : "";
+  }
+
+  function pause(reason) {
+    pausedFor = reason;
+    say();
+  }
+
   function changed(el) {
     if (el.tagName === "SELECT") {
       return Array.prototype.some.call(el.options, function (o) { return o.selected !== o.defaultSelected; });
     }
-    return el.type !== "hidden" && el.value !== el.defaultValue;
+    return el.value !== el.defaultValue;
   }
 
-  function editing() {
-    const active = document.activeElement;
-    if (active && root.contains(active) && /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName)) return true;
-    return Array.prototype.some.call(root.querySelectorAll("input, select, textarea"), changed);
+  function fieldKey(el) {
+    const item = el.closest("[data-key]");
+    const form = el.form;
+    return [item ? item.dataset.key : "", form ? form.getAttribute("action") + " " + form.className : "",
+            el.name].join("\n");
+  }
+
+  function fields(holder) {
+    const out = new Map();
+    holder.querySelectorAll("input, select, textarea").forEach(function (el) {
+      if (el.type !== "hidden" && el.type !== "submit") out.set(fieldKey(el), el);
+    });
+    return out;
+  }
+
+  // Swap in the fresh live part unless that would lose typed text; true if swapped.
+  function apply(html) {
+    const fresh = document.createElement("div");
+    fresh.innerHTML = html;
+    const twins = fields(fresh);
+    const active = root.contains(document.activeElement) ? document.activeElement : null;
+    const typed = [];
+    fields(root).forEach(function (el, key) {
+      if (changed(el) || el === active) typed.push([key, el]);
+    });
+    if (typed.some(function (pair) { return changed(pair[1]) && !twins.has(pair[0]); })) {
+      pause("changed");
+      return false;
+    }
+    const anchor = active || (typed[0] && typed[0][1]);
+    const anchorKey = anchor ? fieldKey(anchor) : null;
+    const anchorTop = anchor ? anchor.getBoundingClientRect().top : 0;
+    const caret = active && typeof active.selectionStart === "number"
+      ? [active.selectionStart, active.selectionEnd, active.selectionDirection] : null;
+    typed.forEach(function (pair) {
+      const twin = twins.get(pair[0]);
+      if (twin && changed(pair[1])) twin.value = pair[1].value;
+    });
+    const open = {};
+    root.querySelectorAll("details[data-key]").forEach(function (d) { open[d.dataset.key] = d.open; });
+    fresh.querySelectorAll("details[data-key]").forEach(function (d) {
+      if (Object.prototype.hasOwnProperty.call(open, d.dataset.key)) d.open = open[d.dataset.key];
+    });
+    root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
+    const moved = anchorKey && twins.get(anchorKey);
+    if (moved && moved.isConnected) {
+      window.scrollBy(0, moved.getBoundingClientRect().top - anchorTop);
+      if (active) {
+        moved.focus({ preventScroll: true });
+        if (caret) {
+          try { moved.setSelectionRange(caret[0], caret[1], caret[2]); } catch (e) { /* no caret here */ }
+        }
+      }
+    }
+    root.dataset.updated = String(Date.now());
+    pause("");
+    return true;
   }
 
   function refreshAll() {
@@ -50,25 +138,34 @@
     if (pending) return;
     pending = setTimeout(function () {
       pending = null;
-      if (editing()) {
-        document.body.classList.add("updates-waiting");
-        refreshAll();
+      if (composing) {
+        pause("composing");  // compositionend asks again
         return;
       }
-      document.body.classList.remove("updates-waiting");
       const url = root.dataset.reload ? window.location.href : root.dataset.url;
       fetchHtml(url).then(function (html) {
-        if (root.dataset.reload) {
-          const doc = new DOMParser().parseFromString(html, "text/html");
-          const fresh = doc.querySelector("[data-live]");
-          if (fresh) root.innerHTML = fresh.innerHTML;
-        } else {
-          root.innerHTML = html;
+        if (composing) {
+          pause("composing");
+          return;
         }
-        root.dataset.updated = String(Date.now());
+        if (root.dataset.reload) {
+          const fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live]");
+          if (!fresh) return;
+          html = fresh.innerHTML;
+        }
+        apply(html);
       }).catch(function () {});
-    }, editing() ? 1000 : 100);
+    }, 100);
   }
+
+  root.addEventListener("compositionstart", function () { composing = true; });
+  root.addEventListener("compositionend", function () {
+    composing = false;
+    if (pausedFor) refreshAll();
+  });
+  root.addEventListener("input", function () {  // what was typed is cleared or sent: try again
+    if (pausedFor === "changed") refreshAll();
+  });
 
   // The floor: each change is drawn from the stream's data, as _tile.html draws it (same
   // markup, same words from data-labels), instead of fetching the tile's HTML: a hall of
@@ -200,4 +297,17 @@
   const source = new EventSource("/api/stream?last_event_id=" + encodeURIComponent(seen));
   source.addEventListener("table", onTable);
   source.addEventListener("change", onTable);
+  let lost = null;  // a reconnect within two seconds is not worth a word
+  source.addEventListener("error", function () {
+    if (!lost) lost = setTimeout(function () { offline = true; say(); }, 2000);
+  });
+  source.addEventListener("open", function () {
+    clearTimeout(lost);
+    lost = null;
+    if (offline) {
+      offline = false;
+      say();
+      if (mode !== "floor") refreshAll();  // what moved while the stream was away
+    }
+  });
 })();

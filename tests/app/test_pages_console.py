@@ -1,0 +1,231 @@
+"""The referee console and appeal review through the Flask test client: reads in doubt pinned
+and never lapsing, "read is right" as its own event (one, or a table's all at once), claim
+windows counted down in passes, knock-on flags under their cause, filters, and a review
+that hides clock ticks, jumps to the next play or flag and keeps a corrected read's evidence."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from web.app.flags import group_knock_ons
+from web.store import get_store
+
+from .conftest import csrf_of, login, session_events
+
+EVIDENCE = {"frames": ["ab" * 32], "tags": ["low_confidence"]}
+"""What the agent sent with E's doubtful 5S (``p2``): one frame, by its SHA-256."""
+
+
+class Articles(HTMLParser):
+    """The console's items as the page nests them: ``(attributes, parent key, text)`` each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict] = []
+        self.open: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "article":
+            attrs = dict(attrs)
+            item = {**attrs, "parent": self.open[-1]["data-key"] if self.open else None, "text": "",
+                    "pinned": "pinned" in attrs["class"].split()}
+            self.found.append(item)
+            self.open.append(item)
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self.open.pop()
+
+    def handle_data(self, data):
+        for item in self.open:
+            item["text"] += data
+
+
+def articles(html: str) -> list[dict]:
+    parser = Articles()
+    parser.feed(html)
+    return parser.found
+
+
+def status_of(html: str, rule: str) -> str:
+    (item,) = [a for a in articles(html) if a["data-rule"] == rule]
+    return re.search(r"status-(\S+)", item["class"]).group(1)
+
+
+@pytest.fixture
+def referee(app, post_events):
+    events = session_events()
+    events[3]["evidence"] = EVIDENCE
+    assert {r["status"] for r in post_events(events)} == {"accepted"}
+    client = app.test_client()
+    login(client, "referee")
+    return client
+
+
+def form_post(client, path: str, **fields):
+    return client.post(path, data={**fields, "csrf_token": csrf_of(client, "/")}, follow_redirects=True)
+
+
+def test_a_read_in_doubt_is_pinned_above_the_flags_and_never_lapses(app, referee, post_events):
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert page.index('class="reads-pinned"') < page.index('data-rule="P4"')
+    doubt = next(a for a in articles(page) if a["data-rule"] == "low_confidence")
+    assert doubt["pinned"] and "stays until the read is confirmed or corrected" in doubt["text"]
+    post_events([{"type": "pass", "t": 20.0 + i, "id": f"x{i}", "seat": seat} for i, seat in enumerate("SEN")])
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert status_of(page, "P4") == "lapsed"  # its trick is over: no claim is possible any more (X5)
+    assert status_of(page, "low_confidence") == "open"  # the read is still in doubt
+    get_store(app).append({"type": "penalty", "table": "T1", "t": 30.0, "side": "EW", "level": "loss", "rule": "K5",
+                           "by": "chief"})  # the chief's loss ends the round (X4)
+    assert referee.get("/api/tables/T1").get_json()["state"]["over"]
+    assert status_of(referee.get("/flags/").get_data(as_text=True), "low_confidence") == "open"  # the round too
+    assert referee.get("/api/tables/T1").get_json()["reviews"] == 1
+
+
+def test_read_is_right_is_one_event_of_its_own(app, referee):
+    page = form_post(referee, "/flags/T1/confirm_read", of="p2").get_data(as_text=True)
+    assert "Recorded: read confirmed." in page
+    event = get_store(app).events("T1")[-1]
+    assert {k: event[k] for k in ("type", "of", "by", "source")} == {
+        "type": "confirm_read", "of": "p2", "by": "referee", "source": "manual"}
+    assert status_of(page, "low_confidence") == "read_confirmed"
+    assert "read confirmed · referee" in next(a for a in articles(page) if a["data-rule"] == "low_confidence")["text"]
+    assert referee.get("/api/tables/T1").get_json()["reviews"] == 0
+
+
+def test_the_read_submitted_unchanged_is_confirmed_not_corrected(app, referee):
+    form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="5s")
+    event = get_store(app).events("T1")[-1]
+    assert event["type"] == "confirm_read" and event["of"] == "p2"
+    form_post(referee, "/flags/T1/correct", of="p5", seat="W", kind="pass")
+    assert get_store(app).events("T1")[-1]["type"] == "correction"  # another read: a correction
+
+
+def test_a_tables_open_reads_are_accepted_together(app, referee, post_events):
+    post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",
+                  "confidence": 0.5}])
+    page = referee.get("/flags/").get_data(as_text=True)
+    group = page.split('class="read-group" data-table="T1"', 1)[1].split("</form>", 1)[0]
+    assert "Read is right: all 2" in group
+    assert re.findall(r'name="of" value="([^"]+)"', group) == ["p2", "p6"]
+    page = form_post(referee, "/flags/T1/confirm_read", of=["p2", "p6"]).get_data(as_text=True)
+    assert "Recorded: 2 reads confirmed." in page
+    confirms = [e for e in get_store(app).events("T1") if e["type"] == "confirm_read"]
+    assert [e["of"] for e in confirms] == ["p2", "p6"]
+    reads = [a for a in articles(page) if a["data-rule"] == "low_confidence"]
+    assert len(reads) == 2 and all("status-read_confirmed" in a["class"] for a in reads)
+
+
+def test_a_refused_confirmation_says_why_and_changes_nothing(app, referee):
+    before = len(get_store(app).events("T1"))
+    page = form_post(referee, "/flags/T1/confirm_read", of="nope").get_data(as_text=True)
+    assert "Refused:" in page and "nope" in page
+    assert len(get_store(app).events("T1")) == before
+    assert referee.post("/flags/T1/confirm_read", data={"csrf_token": csrf_of(referee, "/")}).status_code == 400
+    assert form_post(referee, "/flags/T9/confirm_read", of="p2").status_code == 404
+
+
+def test_a_claim_window_counts_down_the_passes_that_can_end_the_trick(referee, post_events):
+    def window() -> str:
+        page = referee.get("/flags/?kind=flag").get_data(as_text=True)
+        return next(a for a in articles(page) if a["data-rule"] == "P4")["text"]
+
+    assert "claim window: this trick, 3 pass(es) from its end" in window()  # W led 9H: S, E and N may pass
+    post_events([{"type": "pass", "t": 20.0, "id": "x1", "seat": "S"}])
+    assert "claim window: this trick, 2 pass(es) from its end" in window()
+
+
+def test_a_flag_after_an_open_read_of_its_deal_is_listed_under_it(referee):
+    page = referee.get("/flags/").get_data(as_text=True)
+    found = {a["data-rule"]: a for a in articles(page)}
+    assert found["P4"]["parent"] == found["low_confidence"]["data-key"]  # S's P4 came after E's doubtful read
+    assert "1 raised after it in this deal (may follow from it)" in found["low_confidence"]["text"]
+    form_post(referee, "/flags/T1/confirm_read", of="p2")
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert {a["data-rule"]: a for a in articles(page)}["P4"]["parent"] is None  # the read stands: on its own
+
+
+def item(key: str, at: float, kind: str = "flag", rule: str | None = None, deal: int = 1, status="open") -> dict:
+    return {"key": key, "kind": kind, "status": status, "deal": deal, "knock_on": [],
+            "record": {"rule": rule, "reason": None if rule else "low_confidence", "seat": "S", "at": at}}
+
+
+def test_a_chain_of_knock_ons_hangs_under_its_first_cause():
+    doubt = item("d", 5.0, "doubt")
+    first, second = item("a", 8.0, rule="P4"), item("b", 9.0, rule="K3")
+    own = item("c", 9.5, rule="R2")  # not judged against the read: its own item
+    later_deal = item("e", 10.0, rule="P4", deal=2)
+    answered = item("f", 1.0, "doubt", status="read_confirmed")
+    heads = group_knock_ons([answered, doubt, first, second, own, later_deal])
+    assert heads == [doubt, own, later_deal]
+    assert doubt["knock_on"] == [first, second]
+
+
+def test_filters_by_table_and_kind(referee, post_events):
+    events = session_events("T2")
+    for e in events:
+        e["table"] = "T2"
+    post_events(events[:5], "T2")
+    tables = {a["data-table"] for a in articles(referee.get("/flags/?table=T2").get_data(as_text=True))}
+    assert tables == {"T2"}
+    kinds = {re.search(r"kind-(\S+)", a["class"]).group(1)
+             for a in articles(referee.get("/flags/?kind=doubt").get_data(as_text=True))}
+    assert kinds == {"doubt"}
+    live = referee.get("/flags/live?table=T1&kind=flag").get_data(as_text=True)
+    assert {(a["data-table"], a["data-rule"]) for a in articles(live)} == {("T1", "P4")}
+    page = referee.get("/flags/?kind=bogus")
+    assert page.status_code == 400
+    assert "kind=&#39;bogus&#39;: expected one of doubt, flag, other" in page.get_data(as_text=True)
+    assert 'data-url="/flags/live?table=T2"' in referee.get("/flags/?table=T2").get_data(as_text=True)
+
+
+def test_the_console_speaks_chinese(referee):
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    page = referee.get("/flags/").get_data(as_text=True)
+    for words in ("识别待核对", "识别无误", "不受指出时限限制", "指出时限：本圈内，再有3家过牌即结束", "可能由此引起", "筛选"):
+        assert words in page, words
+
+
+def jumps(page: str) -> dict[str, str | None]:
+    """Where the review's jump buttons lead (None: disabled)."""
+    out = {}
+    for name in ("jump-play", "jump-flag", "ticks-toggle"):
+        cls, href = re.search(rf'class="button {name}([^"]*)" href="([^"]*)"', page).groups()
+        out[name] = None if "disabled" in cls else href.replace("&amp;", "&")
+    return out
+
+
+def test_appeal_review_hides_clock_ticks_unless_asked(referee, post_events):
+    post_events([{"type": "tick", "t": 19.0 + i, "id": f"tick{i}"} for i in range(3)])  # seq 8-10
+    page = referee.get("/tables/T1/review?deal=1&step=6").get_data(as_text=True)
+    assert "step 6 of 6" in page and "show clock ticks (3)" in page
+    assert jumps(page)["ticks-toggle"] == "/tables/T1/review?seq=7&ticks=1"  # W's 9H, seq 7, with the ticks
+    shown = referee.get("/tables/T1/review?seq=7&ticks=1").get_data(as_text=True)
+    assert "step 6 of 9" in shown and "hide clock ticks" in shown
+    tick = referee.get("/tables/T1/review?deal=1&step=9&ticks=1").get_data(as_text=True)
+    assert "step 9 of 9" in tick and jumps(tick)["ticks-toggle"] == "/tables/T1/review?seq=7"
+    assert "step 9 of 9" in referee.get("/tables/T1/review?seq=10").get_data(as_text=True)  # asked for a tick
+
+
+def test_appeal_review_jumps_to_the_next_play_and_the_next_flag(referee):
+    start = jumps(referee.get("/tables/T1/review?deal=1&step=1").get_data(as_text=True))
+    assert start["jump-play"] == "/tables/T1/review?seq=3" and start["jump-flag"] == "/tables/T1/review?seq=4"
+    doubt = referee.get("/tables/T1/review?seq=4").get_data(as_text=True)
+    assert "step 3 of 6" in doubt and jumps(doubt)["jump-flag"] == "/tables/T1/review?seq=5"  # S's P4
+    last = jumps(referee.get("/tables/T1/review?seq=5").get_data(as_text=True))
+    assert last["jump-flag"] is None and last["jump-play"] == "/tables/T1/review?seq=7"
+
+
+def test_a_corrected_step_keeps_the_original_reads_evidence(referee):
+    form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="6S")
+    page = referee.get("/tables/T1/review?seq=4").get_data(as_text=True)
+    evidence = page.split('class="evidence"', 1)[1].split("</div>", 1)[0]
+    assert f'/api/tables/T1/evidence/{"ab" * 32}' in evidence and "low_confidence" in evidence
+    assert "evidence sent with the original read" in evidence and "no evidence sent" not in evidence
+    console = referee.get("/flags/").get_data(as_text=True)
+    (corrected,) = [a for a in articles(console) if a["data-rule"] == "corrected"]
+    assert "status-corrected" in corrected["class"] and "corrected · referee" in corrected["text"]
+    assert f'evidence/{"ab" * 32}' in console.split('data-rule="corrected"', 1)[1].split("</article>", 1)[0]
