@@ -58,8 +58,7 @@ def view(table: SimulatedTable) -> TableView:
 
 def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
     """One seed's tables played and scored: per-table scores, the referee's answers, errors."""
-    options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, data=base,
-                          rfid_sim=args.rfid_sim)
+    options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, rfid_sim=args.rfid_sim)
     server = DemoServer(base / "data", 0)
     try:
         server.login(REFEREE)
@@ -67,10 +66,10 @@ def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
                              base / "agents") for n in range(args.tables)]
         referee = FloorReferee(server.store, [view(t) for t in tables], REFEREE, args.delay) \
             if args.referee == "auto" else None
-        done, playing = threading.Event(), threading.Event()
+        done = threading.Event()
         watcher = threading.Thread(target=referee.run, args=(done,), daemon=True) if referee else None
         for table in tables:
-            table.start(playing)
+            table.start(threading.Event())  # played to the end
         if watcher is not None:
             watcher.start()
         for table in tables:
@@ -106,7 +105,8 @@ def summary(total: FlagScore, args: argparse.Namespace, wall_s: float) -> list[s
         f"false flags:       {f['false_flags']} of {f['flags']} raised: {f['flags_at_misreads']} at a misread play, "
         f"{f['knock_on']} knock-on (goal 0), {f['other_false_flags']} other",
         f"misreads caught:   {f['misreads_caught']}/{f['misreads']} of {f['plays']} plays "
-        f"({pct(f['misreads_caught_share'])}; goal >= 95 %), {f['misreads_corrected']} corrected",
+        f"({pct(f['misreads_caught_share'])}; goal >= 95 %), {f['misreads_corrected']} corrected, "
+        f"{f['misreads_rejected']} refused by the server",
         f"prompts:           {f['prompts']} ({f['prompts_on_misreads']} on misreads), "
         f"{f['prompts_per_table_hour']} per table-hour (goal <= 5)",
         f"deal results:      {f['deal_results_right']}/{f['deals']} equal the truth "

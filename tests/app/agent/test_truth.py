@@ -150,3 +150,14 @@ def test_a_corrected_misread_whose_items_are_gone_still_counts_caught_and_result
     assert (s.misreads, s.misreads_caught, s.misreads_corrected) == (1, 1, 1)
     assert (s.deals, s.deal_results_right) == (1, 0)
     assert score(plan.truth, plan.breaches, answers, records, records).misreads_caught == 0
+
+
+def test_a_misread_the_server_refused_asked_nobody_the_benchmark_does_not_count_it_caught(plan):
+    misread = [e for e in plan.seen if e["type"] == "play"][10]
+    answers = [Answer(a.event, {"status": "rejected", "reason": "no such card"}, 0.0)
+               if a.event["t"] == misread["t"] and a.event["seat"] == misread["seat"] else a
+               for a in sent_as_seen(plan, misread["t"], ["BJ"])]
+    records = truth_records(plan.truth)
+    s = score(plan.truth, plan.breaches, answers, records, records)
+    assert (s.misreads, s.misreads_caught, s.misreads_rejected) == (1, 0, 1)
+    assert compare(plan.seen, answers, records, []).caught == 1  # the demo's count: kept out of the record

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +65,8 @@ class TableView:
     breaches: list[dict[str, Any]]
     answers: list
     """The agent's sender's answers (grows while the table runs)."""
-    now: Any
-    """() -> the table time of the last frame played."""
+    now: Callable[[], float]
+    """The table time of the last frame played."""
     seq: int = 0
     last_t: float = 0.0
     done: set[tuple] = field(default_factory=set)

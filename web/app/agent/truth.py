@@ -236,8 +236,10 @@ class FlagScore:
     plays: int = 0
     misreads: int = 0
     misreads_caught: int = 0
-    """Misreads with a flag or a prompt at that play (seat and t), rejected, or corrected."""
+    """Misreads with a flag or a prompt at that play (seat and t), or corrected."""
     misreads_corrected: int = 0
+    misreads_rejected: int = 0
+    """Misreads the server refused: kept out of the record, and nobody was asked."""
     breaches: int = 0
     """Breaches the bots committed: the flags of a referee fed the truth (and, with RFID, the
     cards of another deck slipped in)."""
@@ -295,6 +297,7 @@ def score(
     prompts = unique(raised, "review", DOUBT_REASONS)
     remarks = remarked(flags + prompts)
     misreads = alignment.misreads
+    rejected = [p for p in misreads if (p.result or {}).get("status") == "rejected"]
     at_misread = {(p.seat, p.sent["t"]) for p in misreads if p.sent is not None}
     starts = sorted(e["t"] for e in truth if e["type"] == "deal_start")
 
@@ -311,8 +314,9 @@ def score(
     return FlagScore(
         plays=sum(1 for e in seen if e["type"] == "play"),
         misreads=len(misreads),
-        misreads_caught=sum(1 for p in misreads if is_caught(p, remarks, corrected)),
+        misreads_caught=sum(1 for p in misreads if is_caught(p, remarks, corrected) and p not in rejected),
         misreads_corrected=sum(1 for p in misreads if p.sent is not None and p.sent.get("id") in corrected),
+        misreads_rejected=len(rejected),
         breaches=len(breaches),
         breaches_flagged=len(matched),
         flags=len(flags),
