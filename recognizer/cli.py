@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     deck_sub = deck.add_subparsers(dest="deck_command", required=True)
     e = deck_sub.add_parser("enroll", help="adapt the card reader to one deck from an image of each face (needs the 'enroll' extra: onnx)")
     faces = e.add_mutually_exclusive_group(required=True)
-    faces.add_argument("--faces", metavar="DIR", help="one straightened image per face, named by the face: 7H.png, TS.jpg, SJ.png, BJ.png (54 in all)")
+    faces.add_argument("--faces", metavar="DIR", help="one straightened image per face, named by the face: 7H.png, TS.jpg (52), SJ.png, BJ.png (jokers optional: a packaged design's otherwise)")
     faces.add_argument("--render", metavar="DESIGN", help="the faces of a rendered design instead (a demo, or a check on a held-out design)")
     e.add_argument("--name", required=True, help="the deck's name, for --deck NAME")
     e.add_argument("--data", metavar="DIR", help="data directory (default $GUANDAN_DATA or ~/.cache/guandan-referee)")
@@ -157,7 +157,8 @@ def train(args: argparse.Namespace) -> int:
 
 def enroll_deck(args: argparse.Namespace) -> int:
     from recognizer.decks import DEFAULT_DATA
-    from recognizer.training.enroll import design_named, enroll, faces_of_design, read_faces
+    from recognizer.training.enroll import JOKER_DESIGN, design_named, enroll, faces_of_design, read_faces
+    from referee.cards import card_name
 
     try:
         import onnx  # noqa: F401
@@ -166,7 +167,9 @@ def enroll_deck(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else DEFAULT_DATA
     if args.scenes < 10 or args.epochs < 1:
         raise ValueError(f"--scenes must be at least 10 and --epochs at least 1, got {args.scenes} and {args.epochs}")
-    faces = read_faces(Path(args.faces)) if args.faces else faces_of_design(design_named(args.render, data))
+    faces, borrowed = read_faces(Path(args.faces)) if args.faces else (faces_of_design(design_named(args.render, data)), [])
+    if borrowed:
+        print(f"no image of {' or '.join(card_name(c) for c in borrowed)} in {args.faces}: drawn from the packaged design {JOKER_DESIGN!r} instead")
     result = enroll(args.name, data, faces, scenes=args.scenes, epochs=args.epochs, seed=args.seed)
     print(
         f"enrolled deck {args.name!r}: {result.classifier} ({result.crops} crops, {result.seconds:.0f} s; "

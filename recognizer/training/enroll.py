@@ -29,11 +29,13 @@ from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
 from recognizer.reader import MODELS, IndexDetector, _session
 from recognizer.training.synth.decks import RENDER_H, RealDeck
-from referee.cards import FACES, Card, card_name, parse_card
+from referee.cards import BJ, FACES, SJ, Card, card_name, parse_card
 
 FACE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 JITTERS = 4
 """Crops cut per shown index (the detector's box jitter): crops are cheap, scenes are not."""
+JOKER_DESIGN = "procedural-0"
+"""The packaged design whose jokers stand in for a deck photographed without its own."""
 CORNER_RADIUS = 0.045
 """The rounded corner of an enrolled face, as a share of its height (a photo's corners are background)."""
 
@@ -51,8 +53,11 @@ class EnrollResult:
     seconds: float
 
 
-def read_faces(folder: Path) -> dict[Card, np.ndarray]:
-    """The 54 face images of ``folder`` (BGR), named by face: ``7H.png``, ``TS.jpg``, ``SJ.png``, ``BJ.png``."""
+def read_faces(folder: Path) -> tuple[dict[Card, np.ndarray], list[Card]]:
+    """The 54 face images of ``folder`` (BGR), named by face: ``7H.png``, ``TS.jpg``, ``SJ.png``,
+    ``BJ.png``, and which faces were not there but borrowed: a deck is often photographed
+    without its jokers, so missing jokers are drawn from a packaged design
+    (:data:`JOKER_DESIGN`); any other missing face is an error."""
     from recognizer.images import ImageError, load_image
 
     folder = Path(folder)
@@ -74,11 +79,21 @@ def read_faces(folder: Path) -> dict[Card, np.ndarray]:
             faces[card] = load_image(path)
         except ImageError as exc:
             raise EnrollError(str(exc)) from None
-    missing = [card_name(c) for c in FACES if c not in faces]
+    missing = [card_name(c) for c in FACES if c not in faces and c not in (SJ, BJ)]
     if missing:
         extra = f"; names not understood: {', '.join(unknown)}" if unknown else ""
-        raise EnrollError(f"faces missing in {folder}: {', '.join(missing)} (one image per face, named like 7H.png, TS.png, SJ.png, BJ.png){extra}")
-    return faces
+        raise EnrollError(f"faces missing in {folder}: {', '.join(missing)} (one image per face, named like 7H.png, TS.png; SJ.png, BJ.png optional){extra}")
+    borrowed = [c for c in (SJ, BJ) if c not in faces]
+    if borrowed:
+        design = faces_of_design(_joker_design(), borrowed)
+        faces.update(design)
+    return faces, borrowed
+
+
+def _joker_design():
+    from recognizer.training.synth import PROCEDURAL_DESIGNS
+
+    return next(d for d in PROCEDURAL_DESIGNS if d.name == JOKER_DESIGN)
 
 
 def _with_corners(face_bgr: np.ndarray) -> np.ndarray:
@@ -253,10 +268,10 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
     return result
 
 
-def faces_of_design(design) -> dict[Card, np.ndarray]:
-    """A rendered design's 54 faces as straightened photos of them would show: on white."""
+def faces_of_design(design, cards=FACES) -> dict[Card, np.ndarray]:
+    """A rendered design's faces (all 54 by default) as straightened photos of them would show: on white."""
     out = {}
-    for card in FACES:
+    for card in cards:
         face = design.render(card, RENDER_H).astype(np.float32)
         a = face[..., 3:] / 255.0
         out[card] = (face[..., :3] * a + 255 * (1 - a)).astype(np.uint8)

@@ -54,10 +54,29 @@ def test_faces_missing_or_misnamed_are_named(tmp_path, faces_dir):
     for card in FACES[:50]:
         (tmp_path / f"{card_name(card)}.png").write_bytes((faces_dir / f"{card_name(card)}.png").read_bytes())
     (tmp_path / "joker.png").write_bytes(b"x")
-    with pytest.raises(EnrollError, match=r"faces missing in .*: AD, AC, SJ, BJ.*names not understood: joker.png"):
+    with pytest.raises(EnrollError, match=r"faces missing in .*: AD, AC \(.*names not understood: joker.png"):
         read_faces(tmp_path)
     with pytest.raises(EnrollError, match="no such folder"):
         read_faces(tmp_path / "nope")
+
+
+def test_a_deck_without_jokers_borrows_them_and_says_so(tmp_path, faces_dir, capsys):
+    from referee.cards import BJ, SJ
+
+    suited = tmp_path / "suited"
+    suited.mkdir()
+    for card in FACES[:52]:
+        (suited / f"{card_name(card)}.png").write_bytes((faces_dir / f"{card_name(card)}.png").read_bytes())
+    faces, borrowed = read_faces(suited)
+    assert borrowed == [SJ, BJ] and set(faces) == set(FACES)
+    assert faces[SJ].shape[2] == 3 and not np.array_equal(faces[SJ], faces_of_design(DESIGN, [SJ])[SJ])
+    (suited / "BJ.png").write_bytes((faces_dir / "BJ.png").read_bytes())
+    faces, borrowed = read_faces(suited)
+    assert borrowed == [SJ] and np.array_equal(faces[BJ], cv2.imread(str(faces_dir / "BJ.png"), cv2.IMREAD_COLOR))
+    data = tmp_path / "data"
+    assert main(["deck", "enroll", "--faces", str(suited), "--name", "no-jokers", "--data", str(data), "--scenes", "10", "--epochs", "1"]) == 0
+    assert "no image of SJ in" in capsys.readouterr().out
+    assert (data / "enrolled" / "no-jokers" / "index-classifier.onnx").exists()
 
 
 def test_unknown_design_and_bad_names_are_one_line_errors(tmp_path, capsys):
