@@ -36,6 +36,8 @@ from web.app.agent.floorref import DELAY_S, FloorReferee, TableView, history  # 
 from web.app.agent.truth import FlagScore, score  # noqa: E402
 
 REFEREE = "floor"
+DETAILS = 12
+"""Lines of detail (breaches not flagged, false flags, misreads unnoticed) shown per table."""
 SPEED = 1000.0
 """Table seconds per wall second asked for: in effect as fast as the CPU reads the frames
 (every frame is still read; nothing is skipped)."""
@@ -144,6 +146,8 @@ def main() -> int:
                   f"{f['breaches_flagged']}/{f['breaches']} breaches flagged, {f['false_flags']} false flags "
                   f"({f['knock_on']} knock-on), {f['prompts']} prompts, "
                   f"{f['deal_results_right']}/{f['deals']} deals right", file=sys.stderr, flush=True)
+            for line in table.details[:DETAILS]:
+                print(f"    {line}", file=sys.stderr)
             total.add(table)
         given.update(out["given"])
         refused += out["refused"]

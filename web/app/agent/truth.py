@@ -258,13 +258,15 @@ class FlagScore:
     deals: int = 0
     deal_results_right: int = 0
     table_seconds: float = 0.0
+    details: list[str] = field(default_factory=list)
+    """One line per breach not flagged, false flag and misread left unnoticed."""
 
     def add(self, other: FlagScore) -> None:
         _add(self, other)
 
     def figures(self) -> dict[str, Any]:
         """The counts with table hours and the rates the goals are stated in."""
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "table_seconds"}
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("table_seconds", "details")}
         hours = self.table_seconds / 3600
         out["table_hours"] = round(hours, 4)
         out["prompts_per_table_hour"] = round(self.prompts / hours, 1) if hours else None
@@ -329,4 +331,13 @@ def score(
         deals=len(truth_deals),
         deal_results_right=sum(1 for d in truth_deals if d in recorded),
         table_seconds=max((e["t"] for e in truth), default=0.0),
+        details=[f"breach not flagged: {_named(b)}" for i, b in enumerate(breaches) if i not in matched]
+        + [f"{'at a misread' if f in on_misread else 'knock-on' if f in knock_on else 'false'}: {_named(f)}"
+           for f in false]
+        + [f"misread unnoticed: {p.seat} at {p.at:g} true {_key(p.true)[1] if p.true else '-'} read "
+           f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)],
     )
+
+
+def _named(flag: dict[str, Any]) -> str:
+    return f"{flag['rule']} {flag.get('seat') or '-'} at {flag['at']:g}"
