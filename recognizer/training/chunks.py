@@ -139,7 +139,7 @@ def _real_split(cfg: ChunkConfig) -> tuple[list[RealPhoto], list[RealPhoto]]:
 def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
     """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
     held out), cut once into ``DIR/classifier-data.npz`` and read from there after."""
-    path = cfg.work / "classifier-data.npz"
+    path = cfg.work / "classifier-data.npz"  # written whole (np.savez to a temporary name, then moved)
     if path.exists():
         with np.load(path) as data:
             return dict(data)
@@ -157,7 +157,8 @@ def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
         x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT)
         n_val = max(1, len(x) // 20)
         out["render_x"], out["render_y"], out["render_val_x"], out["render_val_y"] = x[n_val:], y[n_val:], x[:n_val], y[:n_val]
-    np.savez(path, **out)
+    np.savez(path.with_suffix(".tmp.npz"), **out)
+    path.with_suffix(".tmp.npz").replace(path)
     return out
 
 
@@ -231,10 +232,10 @@ def detector_data(cfg: ChunkConfig) -> Path:
     """The detector's YOLO set under ``DIR/detector-data`` (drawn once): rendered scenes in
     the four quarter turns, and every real photo of each split in all four."""
     out = cfg.work / "detector-data"
-    data = out / "data.yaml"
-    if data.exists():
-        return data
-    render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True)
+    done = out / "complete"
+    if done.exists():
+        return out / "data.yaml"
+    data = render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True)
     train, val = _real_split(cfg)
     for split, photos in (("train", train), ("val", val)):
         for photo in tqdm(photos, desc=f"real photos ({split})", unit="photo"):
@@ -242,6 +243,7 @@ def detector_data(cfg: ChunkConfig) -> Path:
             for k in range(4):
                 turned, boxes = quarter_turn(image, [b.box for b in photo.boxes], k)
                 write_yolo(out / split, f"real-{photo.path.stem}-{k}", turned, boxes)
+    done.touch()  # only now: a chunk stopped while writing draws the set again
     return data
 
 
