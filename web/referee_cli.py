@@ -81,7 +81,7 @@ def replay_command(args: argparse.Namespace) -> int:
     from referee.engine import Referee
 
     referee = Referee(resolve_ruleset(args.ruleset))
-    with open(args.events, encoding="utf-8") as lines:
+    with open(args.events, "rb") as lines:  # each line decoded alone: a non-UTF-8 one is an error record
         for number, line in enumerate(lines, 1):
             if line.strip():
                 for record in replay_line(referee, line, number):
@@ -89,7 +89,7 @@ def replay_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def replay_line(referee, line: str, number: int) -> list[dict]:
+def replay_line(referee, line: str | bytes, number: int) -> list[dict]:
     """One line of a JSON Lines file through the referee: its records, or an ``error``
     record naming the line (the event is not accepted and the replay goes on)."""
     from referee.events import EventError

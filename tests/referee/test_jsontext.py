@@ -69,3 +69,13 @@ def test_shallow_json_round_trips(value):
 def test_deep_nesting_beyond_the_length_limit_is_still_refused_cleanly():
     with pytest.raises(JSONTextError, match="nested deeper"):
         loads("[" * 100_000 + "]" * 100_000, Limits(max_bytes=10**6))
+
+
+@pytest.mark.parametrize("text", ['"\\ud800"', '{"a": ["x\\uDFFFy"]}', '{"\\udbff": 1}', '"\ud800"'])
+def test_a_lone_surrogate_is_refused_by_name(text):
+    with pytest.raises(JSONTextError, match="lone UTF-16 surrogate"):
+        loads(text)
+
+
+def test_a_surrogate_pair_is_one_character():
+    assert loads('"\\ud83d\\ude00"') == "\U0001F600"

@@ -37,6 +37,8 @@ REFEREE_ACTIONS = ("penalty", "correction", "dismiss")
 """Event types only the referee console makes (a logged-in official), never an agent."""
 MAX_EVENTS = 1000
 """Events in one request."""
+MAX_WHOLE = 2 ** 31 - 1
+"""The largest sequence number or index a query names (the databases' integer)."""
 RETRY_AFTER_S = "2"
 TOKEN_CACHE_S = 5.0
 """How long a worker trusts a token it has checked: a replaced token stops working within it."""
@@ -129,7 +131,7 @@ def _prepare(table_id: str, item) -> tuple[dict | None, str | None]:
         return None, f"a {item['type']} is a referee's action: make it from the referee console"
     if item.setdefault("table", table_id) != table_id:
         return None, f"event names table {item['table']!r}, not {table_id!r}"
-    if len(json.dumps(item, ensure_ascii=False).encode()) > DEFAULT_LIMITS.max_bytes:
+    if len(json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass")) > DEFAULT_LIMITS.max_bytes:
         return None, f"event over {DEFAULT_LIMITS.max_bytes} bytes"
     return item, None
 
@@ -252,10 +254,11 @@ def get_table(table_id: str):
 
 @bp.get("/tables/<table_id>/events")
 def get_events(table_id: str):
-    after = request.args.get("after", "0")
-    if not after.isdigit():
-        raise ApiError(400, f"after: expected a sequence number, not {after!r}")
-    events = public_events(context.timelines(), table_id, int(after), context.delay())
+    after = whole_number(request.args.get("after", "0"))
+    if after is None:
+        raise ApiError(400, f"after: expected a sequence number (0 to {MAX_WHOLE} in ASCII digits), "
+                            f"not {request.args['after']!r}"[:300])
+    events = public_events(context.timelines(), table_id, after, context.delay())
     if events is None:
         if _known(table_id):
             return jsonify(events=[])
@@ -263,11 +266,23 @@ def get_events(table_id: str):
     return jsonify(events=events)
 
 
+LAST_EVENT_ID = Limits(max_bytes=64 * 1024, max_depth=1, max_number_chars=12)
+"""What a Last-Event-ID may be: one flat map of table -> seq (anything else starts afresh)."""
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a sequence number or deal/step index: ASCII digits only (``str.isdigit``
+    takes "²", which ``int`` refuses) and at most ``MAX_WHOLE``; else None."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_WHOLE)) or int(text) > MAX_WHOLE:
+        return None
+    return int(text)
+
+
 def _seen(header: str | None) -> dict[str, int]:
     """The table -> seq vector a reconnecting stream's Last-Event-ID names ({} if none or bad)."""
     try:
-        seen = json.loads(header or "{}")
-    except ValueError:
+        seen = loads(header or "{}", LAST_EVENT_ID)
+    except JSONTextError:
         return {}
     if not isinstance(seen, dict):
         return {}

@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import json
 
-from referee.jsontext import DEFAULT_LIMITS, Limits
+from referee.jsontext import DEFAULT_LIMITS, Limits, lone_surrogate
 
 from .signing import mac
 
@@ -43,8 +43,13 @@ class NotPlainJSON(ValueError):
 
 def normalize(value: object, limits: Limits = DEFAULT_LIMITS, depth: int = 0) -> object:
     """``value`` with integral floats as ints (``0.0`` -> ``0``), recursively, checked against
-    the limits of ``referee.jsontext`` (nesting depth, length of a number) as it goes."""
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+    the limits of ``referee.jsontext`` (nesting depth, length of a number, text that is
+    Unicode: no lone surrogate) as it goes."""
+    if isinstance(value, str):
+        if (found := lone_surrogate(value)) is not None:
+            raise NotPlainJSON(f"a lone UTF-16 surrogate ({found}) in a string: not Unicode text")
+        return value
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
@@ -63,6 +68,8 @@ def normalize(value: object, limits: Limits = DEFAULT_LIMITS, depth: int = 0) ->
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise NotPlainJSON("an object key that is not a string")
+        if (found := next(filter(None, map(lone_surrogate, value)), None)) is not None:
+            raise NotPlainJSON(f"a lone UTF-16 surrogate ({found}) in a key: not Unicode text")
         return {k: normalize(v, limits, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [normalize(v, limits, depth + 1) for v in value]

@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from referee import jsontext
+from referee.jsontext import lone_surrogate
 from referee.events import EventError, parse_event
 
 from . import authority, seals
@@ -81,6 +82,14 @@ MAX_ID = 120
 """Longest table id or event id (characters)."""
 MAX_EVENT_BYTES = jsontext.DEFAULT_LIMITS.max_bytes
 """Longest stored event text (canonical JSON, UTF-8): the limit of every door."""
+TIME_LEAD_S = 3600.0
+TIME_RATE = 16.0
+"""A table's time may run ahead of its last event by ``TIME_LEAD_S`` (an hour: a whole
+session imported at once, or an agent's clock ahead of the server's) plus ``TIME_RATE``
+times the server's clock since that event was stored (a recording replayed at up to 16x)."""
+FIRST_T_MAX = 3.2e8
+"""A table's first time: table time counts from the table's start (a recording's, or a
+camera's monotonic clock since its machine booted, under ten years); a Unix date is not."""
 APPEND_RETRIES = 5
 BATCH_SIZE = 2000
 """Events per write transaction in ``append_many`` (whole tables are never split)."""
@@ -186,6 +195,8 @@ class _State:
     deriver: Deriver
     next_idx: int | None = None
     """Index of the table's next derived record in its current generation, once known."""
+    last: tuple[float, float] | None = None
+    """``t`` and the server's clock (``recorded_at``) of the table's last event, once known."""
 
 
 @dataclass
@@ -259,8 +270,14 @@ def _rejection(tid: str | None, event: object, reason: str, at: float) -> dict:
         text = canonical(event)
     except (TypeError, ValueError, RecursionError):
         text = _short(event, 1000)
-    return dict(table_id=tid if isinstance(tid, str) and len(tid) <= MAX_ID else None,
-                body=text[:100_000], reason=reason[:10_000], received_at=at)
+    return dict(table_id=tid if isinstance(tid, str) and len(tid) <= MAX_ID and tid.isprintable()
+                and lone_surrogate(tid) is None else None,
+                body=_storable(text[:100_000]), reason=_storable(reason[:10_000]), received_at=at)
+
+
+def _storable(text: str) -> str:
+    """``text`` as a database takes it: a lone surrogate (in a refused event) escaped."""
+    return text if lone_surrogate(text) is None else text.encode("utf-8", "backslashreplace").decode()
 
 
 class Store:
@@ -591,6 +608,7 @@ class Store:
             if stored != item.body:
                 raise EventRejected(tid, f"id {item.event_id!r} is already used by seq {seq} with other content")
             return Appended(seq, digest, [], duplicate=True)
+        self._check_time(tid, batch.state.last if batch.state is not None else None, float(event["t"]))
         if event["type"] == "correction":
             self._flush(conn, pending)  # its check reads this table's events
         self._check_authority(conn, tid, event)
@@ -627,7 +645,7 @@ class Store:
             pending.snapshots.append(dict(table_id=tid, seq=seq, event_hash=link, blob=bytes(blob),
                                           mac=snapshot_mac(self._key, tid, seq, link, bytes(blob))))
         pending.known[(tid, item.event_id)] = (seq, link, item.body)
-        state.seq, state.hash = seq, link
+        state.seq, state.hash, state.last = seq, link, (t, recorded_at)
         return Appended(seq, link, [r for r in records if r.get("type") != "rederived"])
 
     @staticmethod
@@ -705,7 +723,8 @@ class Store:
         if state is None:
             state = self._restore(conn, tid, head)
         tail = conn.execute(
-            select(TableEvent.seq, TableEvent.hash, TableEvent.body)
+            select(TableEvent.seq, TableEvent.hash, TableEvent.body, TableEvent.t.label("time"),
+                   TableEvent.recorded_at)
             .where(TableEvent.table_id == tid, TableEvent.seq > state.seq).order_by(TableEvent.seq)
         ).all()
         if tail:
@@ -716,7 +735,10 @@ class Store:
             except EventRejected as exc:
                 self._states.pop(tid, None)
                 raise StoreError(f"table {tid}: replay rejects accepted seq {row.seq}: {exc.reason}") from None
-            state.seq, state.hash = row.seq, row.hash
+            state.seq, state.hash, state.last = row.seq, row.hash, (row.time, row.recorded_at)
+        if state.last is None and state.seq > 0:  # restored from a snapshot at the head
+            state.last = tuple(conn.execute(select(TableEvent.t, TableEvent.recorded_at).where(
+                TableEvent.table_id == tid, TableEvent.seq == state.seq)).one())
         self._states[tid] = state
         return state
 
@@ -744,6 +766,24 @@ class Store:
                 except Exception as exc:  # an older engine's blob: the log is the truth
                     log.warning("table %s: snapshot at seq %d unusable (%s); replaying", tid, snap.seq, exc)
         return _State(0, GENESIS, self.derivation.new(head.ruleset))
+
+    def _check_time(self, tid: str, last: tuple[float, float] | None, t: float) -> None:
+        """Refuse a time past the table's bound: ``TIME_LEAD_S`` of table time after its last
+        event, plus ``TIME_RATE`` times the server's clock since that event was stored.
+        Table time only goes forward (the referee refuses a step back), so one far-future
+        time would leave the table no time for any true event after it."""
+        if last is None:
+            if t > FIRST_T_MAX:
+                raise EventRejected(tid, f"t={t:g} is past the bound of a table's first time, t<={FIRST_T_MAX:g} "
+                                         "(table time counts from the table's own start, not a calendar date)")
+            return
+        last_t, last_at = last
+        waited = max(0.0, self.clock() - last_at)
+        bound = last_t + TIME_LEAD_S + TIME_RATE * waited
+        if t > bound:
+            raise EventRejected(tid, f"t={t:g} is past this table's time bound t<={bound:g} (its last event's "
+                                     f"t={last_t:g}, + {TIME_LEAD_S:g} s, + {TIME_RATE:g}x the {waited:.0f} s of "
+                                     "the server's clock since that event was stored)")
 
     def _check_authority(self, conn: Connection, tid: str, event: dict) -> None:
         kind = event["type"]
