@@ -50,7 +50,7 @@ def server(tmp_path_factory):
         yield base, token, floor_token
 
 
-def send_frame(base: str, token: str) -> str:
+def send_frame(base: str, token: str, table: str = "T3") -> str:
     """A JPEG evidence frame (a drawn play area) sent as the table agent does; its SHA-256."""
     from PIL import Image, ImageDraw
 
@@ -60,7 +60,7 @@ def send_frame(base: str, token: str) -> str:
     draw.text((138, 58), "5", fill="black")
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG")
-    request = urllib.request.Request(f"{base}/api/tables/T3/evidence", data=buffer.getvalue(),
+    request = urllib.request.Request(f"{base}/api/tables/{table}/evidence", data=buffer.getvalue(),
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "image/jpeg"})
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())["id"]

@@ -234,23 +234,26 @@ def _filters() -> dict:
     return {"table": table, "kind": kind}
 
 
-def _forms() -> dict:
-    return {"confirm": ConfirmForm(formdata=None), "dismiss": DismissForm(formdata=None),
-            "correct": CorrectForm(formdata=None)}
-
-
 @bp.get("/")
 @requires("referee")
 def console():
     filters = _filters()
-    return render_template("flags.html", view=console_view(**filters), forms=_forms(), tables=table_ids(),
-                           kinds=KINDS, live_url=url_for("flags.console_live", **{k: v for k, v in filters.items() if v}))
+    return render_template("flags.html", view=console_view(**filters), tables=table_ids(),
+                           kinds=KINDS, back=_here("flags.console", filters),
+                           live_url=_here("flags.console_live", filters))
 
 
 @bp.get("/live")
 @requires("referee")
 def console_live():
-    return render_template("_flags_live.html", view=console_view(**_filters()), forms=_forms())
+    filters = _filters()
+    return render_template("_flags_live.html", view=console_view(**filters),
+                           back=_here("flags.console", filters))
+
+
+def _here(endpoint: str, filters: dict) -> str:
+    """The console's page (or its live part) with the filters in use: an answer comes back to them."""
+    return url_for(endpoint, **{k: v for k, v in filters.items() if v})
 
 
 def _flag(table_id: str, form: FlagForm) -> tuple[Timeline, dict]:
