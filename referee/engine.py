@@ -18,7 +18,7 @@ from .machine import Machine
 from .phases.base import Rejected
 from .rulesets import Ruleset, load_ruleset
 from .state import SessionState
-from .verdicts import Dismissed, Flag, Rederived, Verdict, Withdrawn
+from .verdicts import Confirmed, Dismissed, Flag, Rederived, Verdict, Withdrawn
 
 __all__ = ["Referee", "Rejected", "replay"]
 
@@ -67,6 +67,8 @@ class Referee:
             raise Rejected(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}")
         if isinstance(event, ev.Correction):
             verdicts = self._correct(event)  # keeps its own books
+        elif isinstance(event, ev.ConfirmRead):
+            verdicts = self._confirm(event)  # keeps its own books
         else:
             verdicts = [self._dismiss(event)] if isinstance(event, ev.Dismiss) else self._machine.apply(event)
             self._accept(event)
@@ -99,40 +101,67 @@ class Referee:
         returns is how the verdicts moved: a :class:`Withdrawn` for each flag the new replay
         no longer raises, then each verdict it derives that the old one did not, then a
         :class:`Rederived`. Afterwards ``verdicts()`` is the fresh replay's followed by that
-        bookkeeping. If the replacement itself is impossible at its place, the correction is
+        bookkeeping (less the withdrawal of a flag the fresh replay raises again in other
+        words: its key stands). If the replacement itself is impossible at its place, the correction is
         rejected and nothing changes; a later event that the corrected log makes impossible
         drops out of the log (the store keeps it; the referee no longer counts it).
         """
-        if correction.of not in self._ids:
-            raise Rejected(f"correction of unknown event id {correction.of!r}")
-        original = self._ids[correction.of]
-        if isinstance(original, (ev.Correction, ev.Dismiss)):
-            raise Rejected(f"event {correction.of!r} is a {original.kind}: correct the table event itself")
+        original = self._read_event(correction.of, "correction")
         # A correction fixes what was read, not when: the replacement keeps the original's time.
         replacement = dataclasses.replace(correction.event, t=original.t, id=original.id)
+        return self._rejudge(correction, replacement, self._machine.confirmed,
+                             Rederived(correction.of, correction.by, correction.t))
+
+    def _confirm(self, confirm: ev.ConfirmRead) -> list[Verdict]:
+        """"Read is right": the camera read ``of`` is taken as read from now on. Its review
+        closes; where the deal had gone on with another reading (a ``suspect_read``), it is
+        judged afresh with the read, like a correction, and a breach the read shows is flagged."""
+        original = self._read_event(confirm.of, "confirm_read")
+        if not isinstance(original, ev.Play) or original.source != "camera":
+            raise Rejected(f"confirm_read: event {confirm.of!r} is not a camera read of a play")
+        if confirm.of in self._machine.confirmed:
+            raise Rejected(f"confirm_read: the read of {confirm.of!r} is already confirmed")
+        done = Confirmed(confirm.of, original.seat, original.t, confirm.by, confirm.t)
+        return self._rejudge(confirm, original, self._machine.confirmed | {confirm.of}, done)
+
+    def _read_event(self, of: str, kind: str) -> ev.Event:
+        if of not in self._ids:
+            raise Rejected(f"{kind} of unknown event id {of!r}")
+        original = self._ids[of]
+        if isinstance(original, (ev.Correction, ev.Dismiss, ev.ConfirmRead)):
+            raise Rejected(f"event {of!r} is a {original.kind}: name the table event itself")
+        return original
+
+    def _rejudge(self, cause: ev.Event, replacement: ev.Event, confirmed: frozenset[str],
+                 done: Verdict) -> list[Verdict]:
+        """Judge the log afresh with ``replacement`` in place of the event of the same id and
+        ``confirmed`` reads taken as read; returns the withdrawn flags, the new verdicts and
+        ``done``, and makes the fresh judgement this referee's."""
         fresh = Referee(self.ruleset)
+        fresh._machine.confirmed = confirmed
         for event in self._log:
-            if isinstance(event, ev.Correction):
+            if isinstance(event, (ev.Correction, ev.ConfirmRead)):
                 fresh._accept(event)  # already folded into the log
-            elif event.id == correction.of:
+            elif event.id == replacement.id:
                 try:
                     fresh.feed(replacement)
                 except ev.EventError as exc:
-                    raise Rejected(f"correction of {correction.of!r}: the replacement is impossible there: "
+                    raise Rejected(f"{cause.kind} of {replacement.id!r}: the replacement is impossible there: "
                                    f"{exc}") from None
             else:
                 try:
                     fresh.feed(event)
                 except ev.EventError:
                     pass
-        before = [v for v in self._verdicts if not isinstance(v, (Withdrawn, Rederived))]
-        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {correction.of!r} is read as corrected")
+        before = [v for v in self._verdicts if not isinstance(v, (Withdrawn, Rederived, Confirmed))]
+        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {replacement.id!r} is read as "
+                                                     f"{'confirmed' if isinstance(done, Confirmed) else 'corrected'}")
                      for v in _missing(before, fresh._verdicts) if isinstance(v, Flag)]
         news = _missing(fresh._verdicts, before)
-        done = Rederived(correction.of, correction.by, correction.t)
+        raised = {v.key for v in fresh._verdicts if isinstance(v, Flag)}
         self._machine, self._log, self._ids = fresh._machine, fresh._log, fresh._ids
-        self._verdicts = fresh._verdicts + withdrawn + [done]
-        self._accept(correction)
+        self._verdicts = fresh._verdicts + [w for w in withdrawn if (w.rule, w.seat, w.at) not in raised] + [done]
+        self._accept(cause)
         return withdrawn + news + [done]
 
     def snapshot(self) -> bytes:

@@ -66,7 +66,7 @@ class Event:
         """The canonical JSON object of this event (what :func:`parse_event` accepts)."""
         out: dict[str, Any] = {"type": self.kind, "t": self.t}
         for f in fields(self):
-            if f.name in ("t", "table", "id", "source", "confidence", "evidence"):
+            if f.name in ("t", "table", "id", "source", "confidence", "evidence", "alternatives"):
                 continue
             value = getattr(self, f.name)
             if value is None:
@@ -120,6 +120,43 @@ class Play(Event):
     seat: Seat = "S"
     cards: tuple[Card, ...] = ()
     declared: CombType | None = None
+    alternatives: tuple[Alternative, ...] | None = None
+    """Other readings of the same cards the reader found plausible, most likely first, each
+    with its probability (the read itself has ``confidence``): what the referee weighs
+    against the deal's context before it asks a person (:mod:`referee.doubt`)."""
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.alternatives is not None:
+            out["alternatives"] = [{"cards": [card_name(c) for c in alt.cards], "p": alt.p}
+                                   for alt in self.alternatives]
+        return out
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One other reading of a play's cards and its probability (0..1)."""
+
+    cards: tuple[Card, ...]
+    p: float
+
+
+@dataclass(frozen=True)
+class ConfirmRead(Event):
+    """A referee says a doubted read is right as read: the play ``of`` (its event id) stands."""
+
+    kind: ClassVar[str] = "confirm_read"
+    of: str = ""
+    by: str = ""
+
+
+@dataclass(frozen=True)
+class TakeBack(Event):
+    """The cards of ``seat``'s last play left its play area with no new play (the watcher saw
+    them taken back): a play that stood only as a flagged candidate goes back to the hand."""
+
+    kind: ClassVar[str] = "take_back"
+    seat: Seat = "S"
 
 
 @dataclass(frozen=True)
@@ -313,7 +350,41 @@ def _parse_play(obj: dict, common: dict) -> Event:
             declared = parse_comb_type(declared)
         except ComboError as exc:
             raise EventError(f"play.declared: {exc}") from None
-    return Play(seat=_seat(obj, "seat", "play"), cards=cards, declared=declared, **common)
+    return Play(seat=_seat(obj, "seat", "play"), cards=cards, declared=declared,
+                alternatives=_alternatives(obj), **common)
+
+
+MAX_ALTERNATIVES = 8
+
+
+def _alternatives(obj: dict) -> tuple[Alternative, ...] | None:
+    """``play.alternatives``: at most eight ``{"cards": [...], "p": 0..1}``."""
+    value = obj.get("alternatives")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_ALTERNATIVES:
+        raise EventError(f"play.alternatives: expected a list of at most {MAX_ALTERNATIVES} "
+                         f"{{'cards': [...], 'p': 0..1}}, got {value!r}")
+    out = []
+    for i, alt in enumerate(value):
+        if not isinstance(alt, dict):
+            raise EventError(f"play.alternatives[{i}]: expected {{'cards': [...], 'p': 0..1}}, got {alt!r}")
+        cards = _cards(alt, "cards", f"play.alternatives[{i}]")
+        p = _number(alt, "p", f"play.alternatives[{i}]")
+        if not cards or not 0 <= p <= 1:
+            raise EventError(f"play.alternatives[{i}]: needs at least one card and p in 0..1, got {alt!r}")
+        out.append(Alternative(cards, p))
+    return tuple(out)
+
+
+def _parse_confirm_read(obj: dict, common: dict) -> Event:
+    of = _get(obj, "of", "confirm_read")
+    if not isinstance(of, (str, int)) or isinstance(of, bool):
+        raise EventError(f"confirm_read.of: expected the play's event id, got {of!r}")
+    by = _text(obj, "by", "confirm_read")
+    if not by.strip():
+        raise EventError("confirm_read.by: must name the referee who confirmed the read")
+    return ConfirmRead(of=str(of), by=by, **common)
 
 
 def _parse_report(obj: dict, common: dict) -> Event:
@@ -421,6 +492,8 @@ _PARSERS = {
     "fault": _parse_fault,
     "deck_anomaly": _parse_deck_anomaly,
     "dismiss": _parse_dismiss,
+    "confirm_read": _parse_confirm_read,
+    "take_back": lambda obj, common: TakeBack(seat=_seat(obj, "seat", "take_back"), **common),
 }
 EVENT_TYPES = tuple(_PARSERS)
 

@@ -27,10 +27,11 @@ class Machine(SessionRules, DeckRules, TributeRules, PlayRules, ReportingRules, 
               ResultRules):
     """Session and deal state plus the handlers, by phase, that move it."""
 
-    def __init__(self, ruleset: Ruleset) -> None:
+    def __init__(self, ruleset: Ruleset, confirmed: frozenset[str] = frozenset()) -> None:
         self.ruleset = ruleset
         self.session: SessionState | None = None
         self.last_t: float | None = None
+        self.confirmed = confirmed
 
     def apply(self, event: ev.Event) -> list[Verdict]:
         """Apply one parsed event: the single place where events change the state."""

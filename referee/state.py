@@ -28,6 +28,20 @@ class Clock:
 
 
 @dataclass
+class Standing:
+    """A flagged or doubted play the table may still take back (P4/P5: "cards go back").
+
+    The referee follows the table: the play stands as laid, so later actions are judged
+    against the table as it is, until the table shows otherwise. ``before`` is the deal as
+    it was without the play; it comes back if the cards are seen taken back, if the same
+    seat plays again, or if the seat that was due before (``due_before``) acts next."""
+
+    seat: Seat
+    before: DealState
+    due_before: Seat | None
+
+
+@dataclass
 class DealState:
     number: int
     level: Rank
@@ -49,6 +63,12 @@ class DealState:
     round: int = 1
     out: list[Seat] = field(default_factory=list)
     played_faces: dict[Card, int] = field(default_factory=dict)
+    standing: Standing | None = None  # a flagged play the table carried on from (it may still go back)
+    table_unknown: bool = False  # the table's cards are no combination as read: the next play is not judged on them
+    read_by_camera: set[Seat] = field(default_factory=set)  # seats whose counts rest on doubtful camera reads
+    doubted: set[Seat] = field(default_factory=set)  # seats a doubt item was raised about in this deal
+    doubted_faces: dict[Card, int] = field(default_factory=dict)  # cards laid by reads in question
+    table_doubt: str | None = None  # the table's cards as a doubtful read: "read" (nothing raised) or "raised"
     # reporting (R1-R2)
     report_due: Seat | None = None
     reported: set[Seat] = field(default_factory=set)

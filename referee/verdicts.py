@@ -12,6 +12,8 @@ typed values:
   a :class:`SessionEnding` saying how the round ended;
 * :class:`Ruling`: a referee's penalty as counted, with escalation (X1-X4);
 * :class:`Review`: something the engine will not guess (:class:`ReviewReason`);
+* :class:`Settled`: a doubtful read the deal's context settled without asking anybody;
+* :class:`Confirmed`: a referee confirmed a doubted read as read (``confirm_read``);
 * :class:`Withdrawn`: a flag that only a misread raised, taken back after a correction;
 * :class:`Dismissed`: a flag a referee dismissed (a ``dismiss`` event);
 * :class:`Rederived`: a correction replaced an event and everything after it was judged afresh;
@@ -144,6 +146,7 @@ class ReviewReason(enum.Enum):
     RECOGNITION_CONFLICT = "recognition_conflict"  # camera and RFID disagree
     DECIDING_DEAL = "deciding_deal"  # W1: time is up at equal levels
     FAULT = "fault"  # a camera or reader fault: what it saw cannot be trusted
+    SUSPECT_READ = "suspect_read"  # an impossible read with a possible reading nearby: the read, not the player
 
 
 @dataclass(frozen=True)
@@ -156,13 +159,15 @@ class Review:
     cards: tuple[str, ...] | None = None
     readings: dict[str, list[str]] | None = None
     source: str | None = None
+    of: str | None = None
+    """The id of the read event in doubt, where a referee can confirm it (``confirm_read``)."""
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"type": "review", "reason": self.reason.value}
         if self.seat is not None:
             out["seat"] = self.seat
         out["at"] = self.at
-        for name in ("deal", "source"):
+        for name in ("deal", "source", "of"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         if self.cards is not None:
@@ -171,6 +176,44 @@ class Review:
             out["readings"] = {k: list(v) for k, v in self.readings.items()}
         out["message"] = self.message
         return out
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A doubtful read that the deal's context settled without asking anybody: the play of
+    ``seat`` at ``at`` is taken as ``cards`` with the ``confidence`` the context leaves it,
+    and ``settled_by`` says which facts ruled the other readings out."""
+
+    seat: Seat
+    deal: int
+    at: float
+    cards: tuple[str, ...]
+    confidence: float
+    settled_by: tuple[str, ...]
+    of: str | None = None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"type": "settled", "seat": self.seat, "deal": self.deal, "at": self.at,
+                               "cards": list(self.cards), "confidence": self.confidence,
+                               "settled_by": list(self.settled_by)}
+        if self.of is not None:
+            out["of"] = self.of
+        return out
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """A referee confirmed a doubted read as read (a ``confirm_read``): its review is closed."""
+
+    of: str
+    seat: Seat | None
+    at: float
+    """The ``t`` of the confirmed play (its review's ``at``)."""
+    by: str
+    t: float
+
+    def to_json(self) -> dict:
+        return {"type": "confirmed", "of": self.of, "seat": self.seat, "at": self.at, "by": self.by, "t": self.t}
 
 
 @dataclass(frozen=True)
@@ -232,5 +275,5 @@ class Rejection:
         return out
 
 
-Verdict = Flag | DealEnd | SessionResult | Ruling | Review | Withdrawn | Dismissed | Rederived
+Verdict = Flag | DealEnd | SessionResult | Ruling | Review | Settled | Confirmed | Withdrawn | Dismissed | Rederived
 """What ``Referee.feed`` returns (a rejected event raises instead)."""

@@ -52,6 +52,8 @@ class Phase:
     ruleset: Ruleset
     session: SessionState | None
     last_t: float | None
+    confirmed: frozenset[str]
+    """Ids of camera reads a referee confirmed as read (``confirm_read``): taken as read."""
 
     def _session(self, event: ev.Event) -> SessionState:
         if self.session is None:

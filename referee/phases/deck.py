@@ -40,7 +40,7 @@ class DeckRules(Phase):
         """D3: a play that would show a face more often in this deal than two decks hold.
 
         Such a read is a misread or a card from another deck, never a bomb: the play is not
-        judged and the turn stays, until a correction or the referee settles it."""
+        judged; it stands as laid while the table plays on (:meth:`PlayRules._stand`)."""
         seen: dict[Card, int] = {}
         for card in cards:  # a plain loop: this runs on every play
             seen[card] = seen.get(card, deal.played_faces.get(card, 0)) + 1

@@ -3,12 +3,16 @@ X2's forbidden play (a violator's next turn is an automatic pass)."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 from .. import events as ev
-from ..cards import card_name, cards_name
-from ..combos import Reading, default_reading
+from ..cards import Card, card_name, cards_name
+from ..combos import CombType, Reading, default_reading
+from ..doubt import Weighing, is_doubtful, weigh
 from ..seats import SEATS, Seat, partner
-from ..state import DealState
-from ..verdicts import ClaimWindow, Flag, Review, ReviewReason, Verdict
+from ..state import DealState, Standing
+from ..verdicts import ClaimWindow, Flag, Review, ReviewReason, Settled, Verdict
 from .base import Phase, Rejected, claim_deal, claim_round, flag, handles
 
 
@@ -30,8 +34,11 @@ class PlayRules(Phase):
     def _on_play(self, event: ev.Play) -> list[Verdict]:
         deal = self._deal(event)
         seat = event.seat
+        doubtful = is_doubtful(event, self.confirmed)
         if not deal.active(seat):
-            raise Rejected(f"{seat} has gone out and holds no cards")
+            if not (doubtful and seat in deal.doubted):
+                raise Rejected(f"{seat} has gone out and holds no cards")
+            self._back_in(deal, seat, len(event.cards))
         if deal.phase == "tribute":
             if deal.hands is None and not deal.paid and seat == deal.winner:
                 records = self._begin_play_after_tribute(deal, seat, event.t)
@@ -42,28 +49,179 @@ class PlayRules(Phase):
             return self._clock_flags(event.t) + [_p4(
                 "violation", seat, f"{seat} played before the tribute and return were finished", event.t,
                 claim_deal(deal))]
-        if deal.hands is not None:
+        if deal.hands is not None and not doubtful:
             self._holds(deal, seat, event.cards)
+        deal = self._follow_table(deal, seat)
         records = self._clock_flags(event.t)
+        if doubtful:
+            deal.read_by_camera.add(seat)
+            return records + self._doubtful_play(deal, event)
         if deal.turn is not None and seat != deal.turn:
-            return records + [_p4("violation", seat,
-                                  f"{seat} played {cards_name(event.cards)} out of turn ({deal.turn} to play)",
-                                  event.t, claim_round(deal))]
+            return records + self._out_of_turn(deal, event, event.cards)
         impossible = self._impossible_play(deal, seat, event.cards, event.t)
         if impossible is not None:
-            return records + [impossible]
+            return records + [impossible] + self._stand(deal, seat, event.cards, event.t)
         if len(event.cards) > deal.counts[seat]:
             return records + [_p5(seat, f"{seat} laid {len(event.cards)} cards but holds only {deal.counts[seat]}",
                                   event.t, claim_round(deal))]
-        reading = default_reading(event.cards, deal.level, deal.table, event.declared)
+        reading = default_reading(event.cards, deal.level, self._to_beat(deal), event.declared)
         if reading is None:
-            return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal))]
+            return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal))] + \
+                self._stand(deal, seat, event.cards, event.t, event.declared)
         records += self._missing_report(deal, event.t)
-        if event.confidence is not None and event.confidence < self.ruleset.min_confidence:
+        if event.confidence is not None and event.confidence < self.ruleset.min_confidence and \
+                event.id not in self.confirmed:
             records.append(Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=seat, deal=deal.number,
                                   cards=tuple(card_name(c) for c in event.cards),
                                   message=f"read with confidence {event.confidence:.2f}: please confirm"))
-        return records + self._lay(deal, seat, event, reading)
+        return records + self._lay(deal, seat, event.cards, reading, event.t)
+
+    def _doubtful_play(self, deal: DealState, event: ev.Play) -> list[Verdict]:
+        """A camera read the evidence alone does not back: weigh it against the deal first.
+
+        An impossible read with a possible reading nearby is one ``suspect_read`` review
+        (the read is suspected, not the player) and the deal goes on with the likeliest
+        possible reading; a possible read below the confidence floor is settled silently
+        when the context rules its alternatives out, and asked about only when it cannot.
+        One misread raises at most one item: a read that fails only to beat a table that was
+        itself read doubtfully suspects the two reads once, and not at all when the table's
+        read is already in question."""
+        seat = event.seat
+        records: list[Verdict] = []
+        if deal.turn is not None and seat != deal.turn:
+            unseen = self._passed_unseen(deal, seat, event.t)
+            if unseen is None:
+                return self._out_of_turn(deal, event, event.cards, doubt="raised")
+            records.append(Settled(seat, deal.number, event.t, tuple(card_name(c) for c in event.cards),
+                                   event.confidence if event.confidence is not None else 1.0,
+                                   (f"{', '.join(unseen)} passed unseen: the table played on to {seat}",), event.id))
+        weighing = weigh(deal, event, self._to_beat(deal))
+        read = weighing.read
+        if read.possible:
+            records += self._missing_report(deal, event.t)
+            doubt = "read"
+            if event.confidence is not None and event.confidence < self.ruleset.min_confidence:
+                records.append(self._weighed(deal, event, weighing))
+                doubt = "raised" if isinstance(records[-1], Review) else "read"
+            return records + self._lay(deal, seat, event.cards, read.reading, event.t, doubt)
+        if read.fails_to_beat and deal.table_doubt == "raised":  # the item about the table's read covers it
+            return records + self._missing_report(deal, event.t) + \
+                self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
+        best = weighing.best()
+        if best is None and read.fails_to_beat and deal.table_doubt == "read":
+            deal.doubted.update((seat, deal.table_seat))
+            for card in deal.table_cards:  # the table's read is now in question too
+                deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
+            records.append(Review(
+                ReviewReason.SUSPECT_READ, event.t, seat=seat, deal=deal.number,
+                cards=tuple(card_name(c) for c in event.cards), of=event.id,
+                readings={"read": [card_name(c) for c in event.cards],
+                          "table": [card_name(c) for c in deal.table_cards]},
+                message=f"{seat}'s cards read as {cards_name(event.cards)} do not beat "
+                        f"{cards_name(deal.table_cards)} as read from {deal.table_seat}: one of the two reads is "
+                        "suspect: please confirm"))
+            return records + self._missing_report(deal, event.t) + \
+                self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
+        taken = f"taken as {cards_name(best.candidate.cards)} ({best.candidate.label})" if best else \
+            "no reading nearby is possible: taken as read"
+        deal.doubted.add(seat)
+        records.append(Review(ReviewReason.SUSPECT_READ, event.t, seat=seat, deal=deal.number,
+                              cards=tuple(card_name(c) for c in event.cards), readings=weighing.readings(),
+                              of=event.id,
+                              message=f"{seat}'s cards read as {cards_name(event.cards)}: {read.excluded_by}; "
+                                      f"{taken}: please confirm"))
+        if best is None:
+            return records + self._stand(deal, seat, event.cards, event.t, event.declared, doubt="raised")
+        return records + self._missing_report(deal, event.t) + \
+            self._lay(deal, seat, best.candidate.cards, best.reading, event.t, "raised")
+
+    @staticmethod
+    def _back_in(deal: DealState, seat: Seat, cards: int) -> None:
+        """A seat that a read in question took out plays again: it was not out. It holds at
+        least the cards it lays now; it goes out again in its place if those are its last."""
+        deal.out.remove(seat)
+        deal.counts[seat] = max(deal.counts[seat], cards)
+
+    def _passed_unseen(self, deal: DealState, seat: Seat, t: float) -> list[Seat] | None:
+        """A camera play out of turn while others follow: the seats between the one due and
+        ``seat`` passed where the camera saw no pass (a missed token), if they could have;
+        their passes are applied and returned. ``None`` when they could not (the leader
+        cannot pass; a round that would have ended)."""
+        if deal.table is None and not deal.table_unknown:
+            return None
+        skipped = []
+        nxt = deal.turn
+        while nxt != seat:
+            if nxt == deal.table_seat or len(skipped) > 3:
+                return None
+            skipped.append(nxt)
+            nxt = deal.next_active(nxt)
+        for skipped_seat in skipped:
+            self._pass_turn(deal, skipped_seat, t)
+        return skipped if deal.turn == seat else None
+
+    def _weighed(self, deal: DealState, event: ev.Play, weighing: Weighing) -> Verdict:
+        """A possible read below the floor: settled by the context, or asked about."""
+        cards = tuple(card_name(c) for c in event.cards)
+        after = round(weighing.posterior(weighing.read), 4)
+        if after >= self.ruleset.min_confidence:
+            return Settled(event.seat, deal.number, event.t, cards, after, weighing.ruled_out(), event.id)
+        shown = f"read with confidence {event.confidence:.2f}"
+        if after != event.confidence:
+            shown += f" ({after:.2f} once the deal rules out {len(weighing.ruled_out())} reading(s))"
+        return Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=event.seat, deal=deal.number, cards=cards,
+                      readings=weighing.readings() if len(weighing.judged) > 1 else None, of=event.id,
+                      message=f"{shown}: please confirm")
+
+    def _out_of_turn(self, deal: DealState, event: ev.Play, cards: tuple[Card, ...],
+                     doubt: str | None = None) -> list[Verdict]:
+        """P4: one flag; the play stands as laid until the table shows the cards went back."""
+        flagged = _p4("violation", event.seat,
+                      f"{event.seat} played {cards_name(cards)} out of turn ({deal.turn} to play)",
+                      event.t, claim_round(deal))
+        if doubt:
+            deal.doubted.add(event.seat)
+        return [flagged] + self._stand(deal, event.seat, cards, event.t, event.declared, doubt)
+
+    @staticmethod
+    def _to_beat(deal: DealState) -> Reading | None:
+        """The combination a play must beat (``None`` when leading, or when it was read as none)."""
+        return None if deal.table_unknown else deal.table
+
+    def _stand(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float,
+               declared: CombType | None = None, doubt: str | None = None) -> list[Verdict]:
+        """Lay a flagged play as the table shows it, keeping the deal without it in case the
+        cards go back (:meth:`_follow_table`)."""
+        before = copy.deepcopy(dataclasses.replace(deal, standing=None))
+        due_before = deal.turn
+        records = self._lay(deal, seat, cards, default_reading(cards, deal.level, None, declared), t, doubt)
+        if deal.phase != "over":
+            deal.standing = Standing(seat, before, due_before)
+        return records
+
+    def _follow_table(self, deal: DealState, seat: Seat) -> DealState:
+        """Settle a standing play by who acts next: the same seat again, or the seat that was
+        due before it (and is not due after it), means the cards went back; anyone else, the
+        play stood."""
+        standing = deal.standing
+        if standing is None:
+            return deal
+        if seat == standing.seat or (seat == standing.due_before and seat != deal.turn):
+            self.session.deal = standing.before
+            return standing.before
+        deal.standing = None
+        return deal
+
+    @handles(ev.TakeBack)
+    def _on_take_back(self, event: ev.TakeBack) -> list[Verdict]:
+        """The watcher saw a seat's cards leave its area with no new play: a standing play
+        goes back to the hand. A play that was not flagged stays played (P6: laid cards
+        are played); the referee's records are not changed by a player tidying the area."""
+        deal = self._deal(event)
+        standing = deal.standing
+        if standing is not None and standing.seat == event.seat:
+            self.session.deal = standing.before
+        return self._clock_flags(event.t)
 
     @staticmethod
     def _illegal_message(deal: DealState, event: ev.Play) -> str:
@@ -73,24 +231,34 @@ class PlayRules(Phase):
             return f"{event.seat} laid {laid}{declared}: not a combination (C4)"
         return f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})"
 
-    def _lay(self, deal: DealState, seat: Seat, event: ev.Play, reading: Reading) -> list[Verdict]:
+    def _lay(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], reading: Reading | None,
+             t: float, doubt: str | None = None) -> list[Verdict]:
+        """Put ``cards`` on the table as ``reading`` (``None``: no combination as read, so
+        the next play is not judged against it) and give the turn on. ``doubt``: the cards
+        are a camera read, one nothing was raised about (``"read"``) or one in question
+        (``"raised"``)."""
         records: list[Verdict] = []
-        self._count_played(deal, event.cards)
+        self._count_played(deal, cards)
         if deal.hands is not None:
-            for card in event.cards:
-                deal.hands[seat].remove(card)
-        deal.counts[seat] -= len(event.cards)
-        deal.table, deal.table_cards, deal.table_seat, deal.passes = reading, event.cards, seat, 0
+            for card in cards:
+                if card in deal.hands[seat]:
+                    deal.hands[seat].remove(card)
+        deal.counts[seat] = max(0, deal.counts[seat] - len(cards))
+        deal.table, deal.table_cards, deal.table_seat, deal.passes = reading, cards, seat, 0
+        deal.table_unknown, deal.table_doubt = reading is None, doubt
+        if doubt == "raised":
+            for card in cards:
+                deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
         left = deal.counts[seat]
         if left == 0:
             deal.out.append(seat)
-            records += self._check_deal_end(event.t)
+            records += self._check_deal_end(t)
             if deal.phase == "over":
                 return records
         elif left <= self.ruleset.report_threshold and seat not in deal.crossed:
             deal.crossed.add(seat)
             deal.report_due = seat
-        records += self._advance(deal, deal.next_active(seat), event.t)
+        records += self._advance(deal, deal.next_active(seat), t)
         return records
 
     def _advance(self, deal: DealState, seat: Seat, t: float) -> list[Verdict]:
@@ -110,11 +278,13 @@ class PlayRules(Phase):
         seat = event.seat
         if not deal.active(seat):
             raise Rejected(f"{seat} has gone out and cannot pass")
+        if deal.phase != "tribute":
+            deal = self._follow_table(deal, seat)
         records = self._clock_flags(event.t)
         if deal.phase == "tribute" or (deal.turn is not None and seat != deal.turn):
             return records + [_p4("warning", seat, f"{seat} passed out of turn ({deal.turn or 'tribute'} due)",
                                   event.t, claim_round(deal))]
-        if deal.table is None:
+        if deal.table is None and not deal.table_unknown:
             return records + [_p1(seat, event.t, claim_round(deal))]
         records += self._missing_report(deal, event.t)
         return records + self._pass_turn(deal, seat, event.t)
@@ -133,5 +303,6 @@ class PlayRules(Phase):
         else:
             leader = deal.next_active(last)
         deal.table, deal.table_cards, deal.table_seat, deal.passes = None, (), None, 0
+        deal.table_unknown, deal.table_doubt = False, None
         deal.round += 1
         return self._advance(deal, leader, t)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import events as ev
 from ..seats import Seat
 from ..state import DealState
-from ..verdicts import Flag, Verdict
+from ..verdicts import Flag, Review, ReviewReason, Verdict
 from .base import Phase, claim_round, flag, handles
 
 
@@ -26,6 +26,8 @@ class ReportingRules(Phase):
         if seat is None:
             return []
         deal.report_due = None
+        if seat in deal.doubted:  # the count rests on a read in question: it cannot show a report was due
+            return []
         return [_r1(seat, f"{seat} did not report the remaining {deal.counts[seat]} cards after the play", t, deal)]
 
     @handles(ev.Report)
@@ -38,10 +40,26 @@ class ReportingRules(Phase):
         if deal.report_due == seat:
             deal.report_due = None
         deal.reported.add(seat)
-        if event.count is not None and event.count != deal.counts[seat]:
-            records.append(_r1(seat, f"{seat} reported {event.count} cards but holds {deal.counts[seat]}",
-                               event.t, deal))
-        return records
+        if event.count is None or event.count == deal.counts[seat]:
+            return records
+        if seat in deal.doubted:  # its reads are in question already: the count follows the table
+            deal.counts[seat] = event.count
+            return records
+        if seat in deal.read_by_camera:
+            return records + [self._count_contradicts_reads(deal, seat, event)]
+        return records + [_r1(seat, f"{seat} reported {event.count} cards but holds {deal.counts[seat]}",
+                              event.t, deal)]
+
+    @staticmethod
+    def _count_contradicts_reads(deal: DealState, seat: Seat, event: ev.Report) -> Review:
+        """A report at a count the camera's reads contradict: a read of the seat's plays is
+        suspected (one review), not the player; the count follows the table (the report)."""
+        counted = deal.counts[seat]
+        deal.counts[seat] = event.count
+        deal.doubted.add(seat)
+        return Review(ReviewReason.SUSPECT_READ, event.t, seat=seat, deal=deal.number,
+                      message=f"{seat} reported {event.count} cards where the reads of its plays leave {counted}: "
+                              f"a read of {seat}'s plays is suspect; counting {event.count} from here")
 
     @handles(ev.AskCount)
     def _on_ask_count(self, event: ev.AskCount) -> list[Verdict]:

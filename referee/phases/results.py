@@ -6,8 +6,15 @@ from __future__ import annotations
 from .. import events as ev
 from ..scoring import deal_outcome, level_name, table_score
 from ..seats import SEATS, Seat, Side, seats_of, side_of
+from ..state import DealState
 from ..verdicts import DealEnd, Review, ReviewReason, SessionEnding, SessionResult, Verdict
 from .base import Phase, Rejected, handles
+
+
+def _finishing_order(deal: DealState) -> tuple[Seat, ...]:
+    """P7: those out in their order, then the rest by the cards they hold."""
+    rest = sorted((s for s in SEATS if s not in deal.out), key=lambda s: (deal.counts[s], SEATS.index(s)))
+    return tuple(deal.out) + tuple(rest)
 
 
 class ResultRules(Phase):
@@ -17,8 +24,14 @@ class ResultRules(Phase):
         both_out = any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
         if len(out) < 3 and not both_out:
             return []
-        rest = sorted((s for s in SEATS if s not in out), key=lambda s: (deal.counts[s], SEATS.index(s)))
-        return self._end_deal(tuple(out) + tuple(rest), t)
+        return self._end_deal(_finishing_order(deal), t)
+
+    def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
+        """The table dealt again while the reads still count cards in some hand: a read in
+        question (already raised) miscounted a seat, and the deal ended unseen. It ends in
+        the order the reads give (those out, then the rest by cards left); correcting the
+        read in question re-derives it."""
+        return self._end_deal(_finishing_order(self.session.deal), t)
 
     def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:
         session = self.session

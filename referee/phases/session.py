@@ -31,8 +31,13 @@ class SessionRules(Phase):
     @handles(ev.DealStart)
     def _on_deal_start(self, event: ev.DealStart) -> list[Verdict]:
         session = self._session(event)
+        records: list[Verdict] = []
         if session.deal is not None and session.deal.phase != "over":
-            raise Rejected(f"deal {session.deal.number} is still in progress")
+            if not session.deal.doubted:
+                raise Rejected(f"deal {session.deal.number} is still in progress")
+            records = self._end_as_the_table_shows(event.t)
+            if session.over:
+                return records
         number = session.deals_played + 1
         if event.deal and event.deal != number:
             raise Rejected(f"deal_start says deal {event.deal}, but the next deal is {number}")
@@ -44,7 +49,7 @@ class SessionRules(Phase):
         if hands is not None:
             deal.counts = {s: len(c) for s, c in hands.items()}
         session.deal = deal
-        records = self._check_deck(deal, event.t)
+        records += self._check_deck(deal, event.t)
         last = session.last_order
         if number == 1 or last is None or session.no_tribute:
             named = None if number == 1 or last is None else session.next_leader

@@ -151,12 +151,13 @@ def test_a_snapshot_after_a_correction_and_a_dismissal_restores_every_record():
     s("play", seat="E", cards=["8S"], id="p2")
     s("play", seat="N", cards=["3S"], id="p3")
     out = s("correction", of="p2", event={"type": "play", "seat": "E", "cards": ["TS"]}, by="Li")
-    # E's P5 and N's P4 go; N's 3S, now in turn, does not beat TS: P5
+    # E's P5 goes; N's 3S, judged against E's cards as they stood, did not beat 8S and does
+    # not beat TS either: its P5 is withdrawn and raised again in the new table's words
     assert [(r["type"], r.get("rule"), r.get("seat")) for r in out] == [
-        ("withdrawn", "P5", "E"), ("withdrawn", "P4", "N"), ("flag", "P5", "N"), ("rederived", None, None)]
+        ("withdrawn", "P5", "E"), ("withdrawn", "P5", "N"), ("flag", "P5", "N"), ("rederived", None, None)]
     assert s("dismiss", rule="P5", seat="N", at=4.0, reason="seen on video", by="Li")[0]["type"] == "dismissed"
     blob = s.referee.snapshot()
     again = Referee.restore(blob)
-    assert [r["type"] for r in again.records()] == ["flag", "withdrawn", "withdrawn", "rederived", "dismissed"]
+    assert [r["type"] for r in again.records()] == ["flag", "withdrawn", "rederived", "dismissed"]
     assert again.records() == s.referee.records() and again.state == s.referee.state
     assert again.log == s.referee.log and again.snapshot() == blob

@@ -44,7 +44,8 @@ def test_a_misread_10_that_was_an_8_raises_p5():
     out = s("correction", of="p2", event={"type": "play", "seat": "E", "cards": ["8S"]}, by="Ref Li")
     assert [(r["type"], r.get("rule")) for r in out] == [("flag", "P5"), ("rederived", None)]
     assert "does not beat 9S" in out[0]["message"] and out[0]["at"] == 3.0
-    assert s.standing() == [("P5", "E")] and s.deal.turn == "E" and s.deal.counts["E"] == 27
+    # the table played on after E's cards: they stood (the referee follows the table)
+    assert s.standing() == [("P5", "E")] and s.deal.turn == "N" and s.deal.counts["E"] == 26
 
 
 def test_a_correction_after_later_events_withdraws_their_p4():

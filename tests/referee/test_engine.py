@@ -2,6 +2,7 @@
 
 import pytest
 
+from referee.cards import parse_cards
 from referee.engine import Referee, replay
 from referee.events import EventError
 from referee.rulesets import RulesetError, load_ruleset, ruleset_from_toml
@@ -71,13 +72,32 @@ def test_p7_deal_ends_when_both_of_a_side_are_out_double_down():
 
 
 # ---------------------------------------------------------------- P4, P5
-def test_p4_out_of_turn_play_goes_back_and_is_a_violation():
+def test_p4_out_of_turn_play_is_a_violation_and_stands_while_the_table_plays_on():
     s = Script()
     s("deal_start", deal=1, first_leader="S")
     s("play", seat="N", cards=["9S"])
     flag = s.of_type("flag")[0]
     assert (flag["rule"], flag["severity"], flag["seat"]) == ("P4", "violation", "N")
-    assert s.deal.counts["N"] == 27 and s.deal.turn == "S"
+    assert s.deal.counts["N"] == 26 and s.deal.turn == "W"  # the referee follows the table
+    s("play", seat="W", cards=["TS"])  # W, due after N, plays on: N's play stood
+    assert s.of_type("flag") == [flag] and s.deal.counts["N"] == 26 and s.deal.table_seat == "W"
+
+
+def test_p4_out_of_turn_play_goes_back_when_the_seat_due_before_acts():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="N", cards=["9S"])
+    s("play", seat="S", cards=["3S"])  # S, who was due, leads: N's cards went back
+    assert [r["rule"] for r in s.of_type("flag")] == ["P4"]
+    assert s.deal.counts["N"] == 27 and s.deal.table_seat == "S" and s.deal.turn == "E"
+
+
+def test_p4_out_of_turn_play_goes_back_when_seen_taken_back():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="N", cards=["9S"])
+    assert s("take_back", seat="N") == []
+    assert s.deal.counts["N"] == 27 and s.deal.turn == "S" and s.deal.table is None
 
 
 def test_p4_out_of_turn_pass_is_a_warning():
@@ -89,14 +109,29 @@ def test_p4_out_of_turn_pass_is_a_warning():
 
 
 @pytest.mark.parametrize("cards,why", [(["7S", "8D"], "not a combination"), (["4S"], "does not beat")])
-def test_p5_illegal_play_goes_back(cards, why):
+def test_p5_illegal_play_goes_back_when_the_same_seat_plays_again(cards, why):
     s = Script()
     s("deal_start", deal=1, first_leader="S")
     s("play", seat="S", cards=["9S"])
     s("play", seat="E", cards=cards)
     flag = s.of_type("flag")[0]
-    assert flag["rule"] == "P5" and why in flag["message"] and s.deal.turn == "E"
-    assert s.deal.counts["E"] == 27
+    assert flag["rule"] == "P5" and why in flag["message"]
+    assert s.deal.turn == "N" and s.deal.counts["E"] == 27 - len(cards)  # stands while the table plays on
+    s("play", seat="E", cards=["TS"])  # E lays other cards: the first ones went back
+    assert s.of_type("flag") == [flag] and s.deal.counts["E"] == 26 and s.deal.turn == "N"
+
+
+@pytest.mark.parametrize("cards", [["7S", "8D"], ["4S"]])
+def test_p5_illegal_play_stands_when_the_next_seat_plays_on(cards):
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["9S"])
+    s("play", seat="E", cards=cards)
+    s("pass", seat="N")
+    s("pass", seat="W")
+    s("pass", seat="S")  # the round ends on E's cards: E leads, nobody is out of turn
+    assert [r["rule"] for r in s.of_type("flag")] == ["P5"]
+    assert s.deal.turn == "E" and s.deal.table is None and s.deal.counts["E"] == 27 - len(cards)
 
 
 def test_p5_with_known_hands_a_card_not_held_is_rejected():
@@ -450,10 +485,11 @@ def test_d3_a_play_with_more_copies_than_two_decks_is_flagged_not_judged_as_a_bo
     out = s("play", seat="S", cards=["3S", "3S", "3S", "3S"])
     assert [(r["rule"], r["seat"]) for r in out] == [("D3", "S")]
     assert "3S 4 times" in out[0]["message"] and "not judged" in out[0]["message"]
+    s("take_back", seat="S")
     assert s.deal.turn == "S" and s.deal.table is None and s.deal.counts["S"] == 27
 
 
-def test_d3_a_card_seen_a_third_time_in_a_deal_is_flagged_and_the_play_not_laid():
+def test_d3_a_card_seen_a_third_time_in_a_deal_is_flagged_and_goes_back_when_read_again():
     s = Script()
     s("deal_start", deal=1, first_leader="S")
     s("play", seat="S", cards=["7H", "7H"])
@@ -461,6 +497,6 @@ def test_d3_a_card_seen_a_third_time_in_a_deal_is_flagged_and_the_play_not_laid(
     flag = s.of_type("flag")[-1]
     assert (flag["rule"], flag["seat"], flag["claim_until"]) == ("D3", "E", {"deal": 1})
     assert "7H 3 times" in flag["message"]
-    assert s.deal.turn == "E" and s.deal.table_seat == "S" and s.deal.played_faces[s.deal.table_cards[0]] == 2
-    s("play", seat="E", cards=["8S", "8D"])  # read right: the play goes on
-    assert s.deal.table_seat == "E"
+    s("play", seat="E", cards=["8S", "8D"])  # read right: the misread play is replaced
+    assert s.deal.table_seat == "E" and s.deal.table_cards == tuple(parse_cards("8S 8D")) and s.deal.counts["E"] == 25
+    assert s.deal.played_faces[parse_cards("7H")[0]] == 2

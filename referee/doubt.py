@@ -1,0 +1,146 @@
+"""Suspect the read before the player: what a deal's context says about a camera read.
+
+The camera is a doubtful witness of *which cards* were laid; the deal is not. Two decks
+hold two of each face, a seat holds so many cards, a play must be a combination that
+beats the table, and with known hands a seat can lay only what it holds. A read (the
+reader's best guess) and its alternatives (``play.alternatives``, with probabilities) are
+each checked against those facts; what survives is renormalised with the mass of the
+readings the reader did not list, which no fact can rule out. So context settles a read
+silently when its alternatives are impossible, and a person is asked only when it cannot.
+
+Pure functions over the deal's state; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .cards import COPIES, Card, card_name, cards_name
+from .combos import CombType, Reading, default_reading
+from .events import Play
+from .seats import Seat
+from .state import DealState
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One reading of a play's cards: the read, an alternative the reader listed, or one
+    that the camera's known failings suggest (two equal cards overlapping, counted once)."""
+
+    label: str
+    cards: tuple[Card, ...]
+    p: float | None
+    """The reader's probability; ``None`` for a reading the reader did not list."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    candidate: Candidate
+    reading: Reading | None
+    """How the cards play at this point (``None``: no combination; for one that fails to
+    beat the table, its own strongest reading)."""
+    excluded_by: str | None
+    """The fact that rules this reading out, or ``None`` when it is possible."""
+    fails_to_beat: bool = False
+    """A combination the seat could hold that does not beat the table: the one fact that
+    is as much about the table's read as about this one."""
+
+    @property
+    def possible(self) -> bool:
+        return self.excluded_by is None
+
+
+def is_doubtful(play: Play, confirmed: frozenset[str]) -> bool:
+    """A camera read that no referee has confirmed: the evidence alone does not back a
+    breach, and its cards may be weighed against the context. Reads typed by hand, read by
+    RFID or agreed by camera and RFID (``fused``) are taken as read."""
+    return play.source == "camera" and (play.id is None or play.id not in confirmed)
+
+
+def candidates(play: Play) -> list[Candidate]:
+    """The read, then the reader's alternatives (most likely first), then each face read
+    once doubled (two equal cards overlapping show one index pair). A read with a card too
+    many is not guessed at: taking a card away changes the seat's count, which a wrong guess
+    would carry to the end of the deal; such a read stands as read and is asked about."""
+    read_p = 1.0 if play.confidence is None else play.confidence
+    out = [Candidate("read", play.cards, read_p)]
+    out += [Candidate(f"alternative {i}", alt.cards, alt.p) for i, alt in enumerate(play.alternatives or (), 1)]
+    counts = Counter(play.cards)
+    listed = {tuple(sorted(c.cards)) for c in out}
+    for face in sorted(counts):
+        doubled = tuple(sorted(play.cards + (face,)))
+        if counts[face] < COPIES and doubled not in listed:
+            out.append(Candidate(f"two {card_name(face)} counted once", doubled, None))
+            listed.add(doubled)
+    return out
+
+
+def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType | None,
+          table: Reading | None) -> Judged:
+    """Whether ``seat`` could have laid ``candidate`` now (``table``: the combination to
+    beat, ``None`` when leading or when the table's own read is unknown)."""
+    cards = candidate.cards
+    # a card laid by a read already in question may be that read's mistake: it does not count twice
+    over = [c for c, n in Counter(cards).items()
+            if deal.played_faces.get(c, 0) - deal.doubted_faces.get(c, 0) + n > COPIES]
+    if over:
+        seen = ", ".join(f"{card_name(c)} seen {deal.played_faces.get(c, 0)} times" for c in sorted(over))
+        return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)")
+    if len(cards) > deal.counts[seat]:
+        return Judged(candidate, None, f"{seat} holds only {deal.counts[seat]} cards")
+    if deal.hands is not None:
+        hand = Counter(deal.hands[seat])
+        if any(hand[c] < n for c, n in Counter(cards).items()):
+            return Judged(candidate, None, f"{seat} does not hold {cards_name(cards)}")
+    if default_reading(cards, deal.level, None, declared) is None:
+        return Judged(candidate, None, f"{cards_name(cards)} is not a combination")
+    reading = default_reading(cards, deal.level, table, declared)
+    if reading is None:
+        return Judged(candidate, default_reading(cards, deal.level, None, declared),
+                      f"{cards_name(cards)} does not beat {cards_name(deal.table_cards)}", fails_to_beat=True)
+    return Judged(candidate, reading, None)
+
+
+@dataclass(frozen=True)
+class Weighing:
+    """All readings of one play judged against the deal, with what the context leaves."""
+
+    judged: tuple[Judged, ...]
+
+    @property
+    def read(self) -> Judged:
+        return self.judged[0]
+
+    def best(self) -> Judged | None:
+        """The most likely possible reading: listed ones by probability, then unlisted."""
+        possible = [j for j in self.judged if j.possible]
+        listed = [j for j in possible if j.candidate.p is not None]
+        if listed:
+            return max(listed, key=lambda j: j.candidate.p)
+        return possible[0] if possible else None
+
+    def posterior(self, judged: Judged) -> float:
+        """``judged``'s probability once impossible readings are ruled out: its own over the
+        possible listed ones plus the mass the reader left unlisted."""
+        listed = [j for j in self.judged if j.candidate.p is not None]
+        rest = max(0.0, 1.0 - sum(j.candidate.p for j in listed))
+        kept = sum(j.candidate.p for j in listed if j.possible) + rest
+        return judged.candidate.p / kept if kept > 0 and judged.candidate.p is not None else 0.0
+
+    def ruled_out(self) -> tuple[str, ...]:
+        """Why each listed alternative is impossible ("8H: two decks hold two of each ...")."""
+        return tuple(f"{cards_name(j.candidate.cards)}: {j.excluded_by}" for j in self.judged[1:]
+                     if j.candidate.p is not None and not j.possible)
+
+    def readings(self) -> dict[str, list[str]]:
+        """The review's ``readings``: the read and every reading that is still possible."""
+        out = {"read": [card_name(c) for c in self.read.candidate.cards]}
+        for j in self.judged[1:]:
+            if j.possible:
+                out[j.candidate.label] = [card_name(c) for c in j.candidate.cards]
+        return out
+
+
+def weigh(deal: DealState, play: Play, table: Reading | None) -> Weighing:
+    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table) for c in candidates(play)))

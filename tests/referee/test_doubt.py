@@ -1,0 +1,188 @@
+"""The referee follows the table and suspects the read before the player (issue: flags a
+referee can trust): camera reads (``source: camera``) are weighed against the deal; one
+misread raises at most one item; context settles what it can without asking."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.cards import FACES, card_name
+from referee.engine import Referee
+from referee.events import EventError
+from referee.simulate import simulate_session
+
+from .conftest import Script
+
+CAMERA = {"source": "camera", "confidence": 0.99}
+
+
+def _led(s: Script, cards: list[str]) -> None:
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=cards, id="lead", **CAMERA)
+
+
+def _items(records: list[dict]) -> list[dict]:
+    """What a referee is asked to look at: flags and doubt reviews."""
+    return [r for r in records if r["type"] == "flag" or r.get("reason") in ("suspect_read", "low_confidence")]
+
+
+def test_a_misread_the_table_plays_on_raises_one_suspect_read_and_no_knock_on():
+    s = Script()
+    _led(s, ["9S"])
+    # E laid a pair of 8s over... no: E laid TS, read as 7S 8D (no combination), 8D listed as likely
+    out = s("play", seat="E", cards=["7S", "8D"], id="e1", source="camera", confidence=0.55,
+            alternatives=[{"cards": ["TS"], "p": 0.4}])
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert out[0]["of"] == "e1" and out[0]["readings"]["alternative 1"] == ["TS"]
+    assert "taken as TS" in out[0]["message"]
+    for seat, cards in (("N", ["JS"]), ("W", ["QS"]), ("S", ["KS"])):  # the table plays on, in turn
+        s("play", seat=seat, cards=cards, **CAMERA)
+    assert _items(s.records) == out and s.deal.turn == "E" and s.deal.counts["E"] == 26
+
+
+def test_cards_seen_taken_back_go_back_to_the_hand():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    out = s("play", seat="N", cards=["TS"], **CAMERA)  # N leads where S should: then takes it back
+    assert [(r["rule"], r["seat"]) for r in out if r["type"] == "flag"] == [("P4", "N")]
+    assert s.deal.counts["N"] == 26 and s.deal.turn == "W"
+    s("take_back", seat="N")
+    assert s.deal.counts["N"] == 27 and s.deal.turn == "S" and s.deal.table is None
+    s("play", seat="S", cards=["JS"], **CAMERA)  # and the deal goes on from there, no further item
+    assert len(_items(s.records)) == 1 and s.deal.turn == "E"
+
+
+def test_a_camera_play_after_a_missed_pass_is_in_turn():
+    s = Script()
+    _led(s, ["9S"])
+    out = s("play", seat="N", cards=["TS"], **CAMERA)  # E's pass token was not seen
+    assert [r["type"] for r in out] == ["settled"] and "E passed unseen" in out[0]["settled_by"][0]
+    assert s.deal.turn == "W" and s.deal.passes == 0 and s.deal.table_seat == "N"
+
+
+def test_two_equal_cards_read_as_one_are_taken_as_the_pair():
+    s = Script()
+    _led(s, ["6S", "6S"])
+    out = s("play", seat="E", cards=["7H"], id="e1", **CAMERA)  # a single cannot follow a pair
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert out[0]["readings"]["two 7H counted once"] == ["7H", "7H"]
+    assert s.deal.counts["E"] == 25 and s.deal.table_cards == (s.deal.table_cards[0],) * 2
+    s("play", seat="N", cards=["8H", "8D"], **CAMERA)
+    assert len(_items(s.records)) == 1
+
+
+def test_a_report_the_reads_contradict_suspects_the_reads_not_the_player():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["3S", "3H", "3D", "4S", "4H"], **CAMERA)  # 22 left as read
+    for seat in "ENW":
+        s("pass", seat=seat)
+    out = s("report", seat="S", count=21)
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert "reported 21" in out[0]["message"] and s.deal.counts["S"] == 21
+    assert not [r for r in s.records if r["type"] == "flag"]
+
+
+def test_a_report_contradicting_hand_typed_plays_is_still_r1():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["3S", "3H", "3D", "4S", "4H"])
+    out = s("report", seat="S", count=21)
+    assert [(r["type"], r["rule"]) for r in out] == [("flag", "R1")]
+
+
+def test_a_doubtful_read_whose_alternatives_the_deal_rules_out_is_settled_silently():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["8H", "8H"], **CAMERA)  # both 8H of the two decks are out
+    s("pass", seat="E")
+    s("pass", seat="N")
+    s("pass", seat="W")
+    out = s("play", seat="S", cards=["8D"], id="s2", source="camera", confidence=0.6,
+            alternatives=[{"cards": ["8H"], "p": 0.35}])
+    assert [r["type"] for r in out] == ["settled"]
+    assert out[0]["confidence"] >= 0.8 and "two decks hold two of each" in out[0]["settled_by"][0]
+    assert out[0]["of"] == "s2"
+
+
+def test_a_doubtful_read_context_cannot_settle_is_asked_with_its_readings():
+    s = Script()
+    _led(s, ["9S"])
+    out = s("play", seat="E", cards=["TS"], id="e1", source="camera", confidence=0.6,
+            alternatives=[{"cards": ["TC"], "p": 0.35}])
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "low_confidence")]
+    assert out[0]["of"] == "e1" and out[0]["readings"] == {"read": ["TS"], "alternative 1": ["TC"]}
+
+
+def test_read_is_right_closes_the_review_without_a_correction():
+    s = Script()
+    _led(s, ["9S"])
+    s("play", seat="E", cards=["TS"], id="e1", source="camera", confidence=0.6,
+      alternatives=[{"cards": ["TC"], "p": 0.35}])
+    out = s("confirm_read", of="e1", by="Ref Li")
+    assert out == [{"type": "confirmed", "of": "e1", "seat": "E", "at": 3.0, "by": "Ref Li", "t": 4.0}]
+    assert not [r for r in s.referee.records() if r.get("reason") == "low_confidence"]
+    assert "already confirmed" in s("confirm_read", of="e1", by="Ref Li")[0]["message"]  # once
+
+
+def test_confirming_an_impossible_read_makes_it_the_players_breach():
+    s = Script()
+    _led(s, ["9S"])
+    s("play", seat="E", cards=["7S", "8D"], id="e1", source="camera", confidence=0.55,
+      alternatives=[{"cards": ["TS"], "p": 0.4}])
+    out = s("confirm_read", of="e1", by="Ref Li")
+    assert [(r["type"], r.get("rule")) for r in out] == [("flag", "P5"), ("confirmed", None)]
+    assert s.deal.counts["E"] == 25  # laid as read, and it stands while the table plays on
+
+
+def test_confirm_read_names_a_camera_read_of_a_play():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["9S"], id="typed")
+    assert "not a camera read" in s("confirm_read", of="typed", by="Ref Li")[0]["message"]
+    assert "unknown event id" in s("confirm_read", of="nope", by="Ref Li")[0]["message"]
+    assert "must name the referee" in s("confirm_read", of="typed", by=" ")[0]["message"]
+
+
+def _camera_log(seed: int) -> list[dict]:
+    """A seeded session as a live table's agent sends it: no hands, every play a camera read."""
+    out = []
+    for event in simulate_session(seed).events:
+        event = dict(event)
+        if event["type"] == "deal_start":
+            event.pop("hands", None)
+        if event["type"] == "play":
+            event.update(CAMERA)
+        out.append(event)
+    return out
+
+
+def _judged_items(events: list[dict]) -> Counter:
+    referee = Referee()
+    records = []
+    for event in events:
+        try:
+            records += [v.to_json() for v in referee.feed(event)]
+        except EventError:
+            records.append({"type": "error"})
+    return Counter((r["type"], r.get("rule") or r.get("reason"), r.get("seat"), r.get("at"))
+                   for r in _items(records) + [r for r in records if r["type"] == "error"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 10**6), st.sampled_from(FACES))
+def test_one_misread_card_in_any_seeded_session_yields_at_most_one_item(seed, which, face):
+    events = _camera_log(seed)
+    baseline = _judged_items(events)
+    plays = [i for i, e in enumerate(events) if e["type"] == "play"]
+    at = plays[which % len(plays)]
+    cards = list(events[at]["cards"])
+    cards[random.Random(which).randrange(len(cards))] = card_name(face)
+    misread = list(events)
+    misread[at] = {**events[at], "cards": cards}
+    extra = _judged_items(misread) - baseline
+    assert sum(extra.values()) <= 1, (events[at]["cards"], cards, dict(extra))
