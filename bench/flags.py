@@ -158,8 +158,8 @@ def main() -> int:
         print(line)
     if args.referee == "auto":
         print(f"referee answers: {dict(given) or 'none'}; refused by the store: {len(refused)}")
-        for reason in refused[:5]:
-            print(f"    refused: {reason}")
+        for reason, count in Counter(refused).most_common(5):
+            print(f"    refused {count} x: {reason}")
     for error in errors:
         print(f"table stopped: {error}")
     if args.json:
