@@ -25,18 +25,20 @@ from .test_cli import serving
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (./run.sh setup)")
 
-TABLES = [f"{name}-{lang}" for name in ("L", "R", "C", "D", "V") for lang in ("en", "zh")]
+TABLES = [f"{name}-{lang}" for name in ("L", "R", "Q", "C", "D", "V") for lang in ("en", "zh")]
 WORDS = {
     "en": {"paused_changed": "Live updates paused: an item you are typing in was answered or changed meanwhile.",
            "paused_composing": "Live updates paused while you type with the input method",
            "doubt": "low-confidence read", "read_right": "Read is right", "all_2": "Read is right: all 2",
-           "read_confirmed": "read confirmed", "countdown": "claim window: this trick, {n} pass(es) from its end",
+           "read_confirmed": "read confirmed", "suspect": "suspected misread", "alternative": "alternative 1",
+           "corrected": "corrected", "corrected_by": "corrected by referee", "countdown": "claim window: this trick, {n} pass(es) from its end",
            "show_ticks": "show clock ticks", "hide_ticks": "hide clock ticks",
            "original": "evidence sent with the original read", "step": "step {k} of {n}"},
     "zh": {"paused_changed": "实时更新已暂停：您正在填写的事项已被处理或已变化。",
            "paused_composing": "正在用输入法输入，实时更新暂停",
            "doubt": "识别存疑", "read_right": "识别无误", "all_2": "识别无误：全部 2 项",
-           "read_confirmed": "已确认识别无误", "countdown": "指出时限：本圈内，再有{n}家过牌即结束",
+           "read_confirmed": "已确认识别无误", "suspect": "疑似误识别", "alternative": "备选识别1",
+           "corrected": "已更正", "corrected_by": "已由referee更正", "countdown": "指出时限：本圈内，再有{n}家过牌即结束",
            "show_ticks": "显示计时记录", "hide_ticks": "隐藏计时记录",
            "original": "原识别的证据", "step": "第 {k} / {n} 步"},
 }
@@ -73,15 +75,28 @@ def send(server, table: str, *events: dict) -> None:
     assert {r["status"] for r in results} == {"accepted"}, results
 
 
+@pytest.fixture(scope="module")
+def logins(server, browser) -> dict[str, dict]:
+    """The cookies of each role's login, logged in once (the login limit counts attempts)."""
+    out = {}
+    for role in ("referee", "chief"):
+        context = browser.new_context()
+        log_in(context.new_page(), server[0], role)
+        out[role] = context.storage_state()
+        context.close()
+    return out
+
+
 @pytest.fixture
-def referee_page(browser):
-    """Logs a new browser (its own cookies) in, in a language; closed after the test."""
+def referee_page(browser, logins):
+    """A new browser (its own cookies) logged in, in a language; closed after the test."""
     contexts = []
 
     def open_page(base: str, lang: str, role: str = "referee"):
-        contexts.append(browser.new_context(viewport={"width": 1280, "height": 800}))  # a 10" tablet
+        contexts.append(browser.new_context(viewport={"width": 1280, "height": 800},  # a 10" tablet
+                                            storage_state=logins[role]))
         page = contexts[-1].new_page()
-        log_in(page, base, role)
+        page.goto(base + "/")
         if lang == "zh":
             page.click('button[data-lang="zh"]')
             page.wait_for_selector("text=赛场总览")
@@ -171,6 +186,29 @@ def test_read_is_right_one_click_and_a_tables_reads_together(server, referee_pag
                 if e["type"] == "confirm_read"]
     assert [e["of"] for e in confirms] == ["p2", "p6", "p7"]
     assert {e["by"] for e in confirms} == {"referee"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_suspected_read_is_answered_with_the_other_reading_in_one_click(server, referee_page, lang):
+    base, _ = server
+    words, table = WORDS[lang], f"Q-{lang}"
+    start(server, table)
+    page = referee_page(base, lang)
+    page.goto(f"{base}/flags/?table={table}")
+    send(server, table, {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["8S"], "source": "camera",
+                         "confidence": 0.6, "alternatives": [{"cards": ["JS"], "p": 0.3}]})  # 8S cannot beat 9H
+    suspect = item(page, table, "suspect_read:S:21.0")
+    expect(suspect.locator("header")).to_contain_text(words["suspect"], timeout=5000)
+    expect(suspect.locator(".reading")).to_contain_text(words["alternative"])
+    shot(page, f"console-suspect-{lang}")
+    suspect.locator('form.take-reading:has(input[name=cards][value="JS"]) button').click()
+    page.wait_for_load_state()
+    expect(item(page, table, "corrected:S:21.0").locator(".status-label")).to_have_text(
+        f"{words['corrected']} · referee")
+    expect(page.locator(f'article[data-key="{table}:suspect_read:S:21.0"].status-open')).to_have_count(0)
+    page.goto(f"{base}/tables/{table}")
+    expect(page.locator(".history")).to_contain_text(words["corrected_by"])
+    assert page.locator('.history [data-card="JS"]').count() == 1
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

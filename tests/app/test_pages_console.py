@@ -229,3 +229,27 @@ def test_a_corrected_step_keeps_the_original_reads_evidence(referee):
     (corrected,) = [a for a in articles(console) if a["data-rule"] == "corrected"]
     assert "status-corrected" in corrected["class"] and "corrected · referee" in corrected["text"]
     assert f'evidence/{"ab" * 32}' in console.split('data-rule="corrected"', 1)[1].split("</article>", 1)[0]
+
+
+SUSPECT = {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["8S"], "source": "camera", "confidence": 0.6,
+           "alternatives": [{"cards": ["JS"], "p": 0.3}]}
+"""S's camera read 8S, which does not beat W's 9H; the reader's alternative JS does."""
+
+
+def test_a_suspected_read_offers_its_other_readings_in_one_click(app, referee, post_events):
+    post_events([SUSPECT])
+    page = referee.get("/flags/").get_data(as_text=True)
+    suspect = next(a for a in articles(page) if a["data-rule"] == "suspect_read")
+    assert suspect["pinned"] and "suspected misread" in suspect["text"] and "alternative 1" in suspect["text"]
+    take = page.split('data-rule="suspect_read"', 1)[1].split('class="take-reading"', 1)[1].split("</form>", 1)[0]
+    assert 'name="of" value="p6"' in take and 'name="cards" value="JS"' in take
+    page = form_post(referee, "/flags/T1/correct", of="p6", seat="S", kind="play", cards="JS").get_data(as_text=True)
+    correction = get_store(app).events("T1")[-1]
+    assert correction["type"] == "correction" and correction["event"]["cards"] == ["JS"]
+    assert status_of(page, "corrected") == "corrected"
+    assert not [a for a in articles(page) if a["data-rule"] == "suspect_read" and "status-open" in a["class"]]
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    post_events([{**SUSPECT, "id": "p7", "seat": "E", "t": 24.0, "cards": ["TS"], "alternatives": [
+        {"cards": ["QS"], "p": 0.3}]}])
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert "疑似误识别" in page and "备选识别1" in page and "实为" in page

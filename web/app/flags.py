@@ -17,6 +17,7 @@ an earlier open item of its deal (a knock-on) is listed under that item.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 
@@ -123,9 +124,30 @@ def claim_window(record: dict, state: dict, passes: int) -> dict:
     return window
 
 
+def reading_label(name: str) -> str:
+    """A review's reading named as the referee reads it: the read, the table's read, the
+    reader's alternative N, two equal cards counted once, or a source (camera, RFID)."""
+    two = re.fullmatch(r"two (\S+) counted once", name)
+    if two:
+        return t("flags.two_counted_once", card=two.group(1))
+    if name.startswith("alternative "):
+        return t("flags.alternative", n=name.removeprefix("alternative "))
+    return t({"read": "flags.read", "table": "flags.reading_table"}.get(name, f"source.{name}"), default=name)
+
+
+def _readings(record: dict, event: dict) -> list[dict]:
+    """The readings a review names, each with its label and whether it is another reading
+    of this play that a referee may take in one click (a correction to it)."""
+    shown = [(name, cards) for name, cards in (record.get("readings") or {}).items()
+             if not (name == "read" and event.get("type") == "play")]  # the read is shown as such
+    return [{"label": reading_label(name), "cards": cards, "take": name not in ("read", "table")}
+            for name, cards in shown]
+
+
 def _item(table_id: str, kind: str, record: dict, status: str, step: Step, closed: dict | None) -> dict:
     event = step.corrected["original"] if kind == "doubt" and status == "corrected" else step.event
     return {
+        "readings": _readings(record, event),
         "table": table_id, "kind": kind, "record": record, "status": status, "closed": closed,
         "key": ":".join(str(x) for x in (table_id, record.get("rule") or record.get("reason"),
                                          record.get("seat") or "", record.get("at"))),
@@ -148,7 +170,7 @@ def items(table_id: str, timeline: Timeline) -> list[dict]:
         if step.corrected and step.event["type"] in ("play", "pass"):
             original = step.corrected["original"]
             found.append(_item(table_id, "doubt", {"reason": "corrected", "seat": original.get("seat"),
-                                                   "at": original["t"]}, "corrected", step,
+                                                   "at": float(original["t"])}, "corrected", step,
                                {"by": step.corrected.get("by")}))
         for record in step.records:
             if record.get("type") == "flag":
