@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from recognizer.alternatives import Readings, played_alternatives
 from referee.cards import card_name
 
 
@@ -54,6 +55,8 @@ class Observation:
     confidence: float = 1.0
     uncertain: bool = False
     """The reader marked some reading of the play uncertain (below its calibrated threshold)."""
+    alternatives: Readings = ()
+    """Other readings of the played cards the reader found plausible (:mod:`recognizer.alternatives`)."""
 
     def to_json(self, crop: str | None = None) -> dict[str, Any]:
         event: dict[str, Any] = {"type": self.type, "seat": self.seat}
@@ -67,6 +70,8 @@ class Observation:
         )
         if self.uncertain:
             event["uncertain"] = True
+        if self.alternatives:
+            event["alternatives"] = [{"cards": [card_name(c) for c in cards], "p": p} for cards, p in self.alternatives]
         return event
 
 
@@ -84,6 +89,7 @@ class AreaSegmenter:
         self._since: tuple[float, int] = (0.0, 0)
         self._confidence = 1.0
         self._uncertain = False
+        self._alternatives: Readings = ()
         self._committed = False
         self._last: AreaState | None = None
         self._last_play: tuple[int, ...] = ()
@@ -95,11 +101,12 @@ class AreaSegmenter:
 
     def feed(
         self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False,
-        since: tuple[float, int] | None = None,
+        since: tuple[float, int] | None = None, alternatives: Readings = (),
     ) -> list[Observation]:
         """One frame: ``state`` is what the still area shows, ``None`` while in flux;
-        ``confidence`` and ``uncertain`` are the reader's for it (a play carries the lowest
-        confidence, and is uncertain if any reading was, while it stood still). ``since``:
+        ``confidence``, ``uncertain`` and ``alternatives`` are the reader's for it (a play
+        carries the lowest confidence and that read's alternatives, and is uncertain if any
+        reading was, while it stood still). ``since``:
         the (time, frame) an earlier frame first showed ``state`` (the watcher decides what
         an area shows over several frames), else this frame."""
         if state is None:
@@ -108,9 +115,11 @@ class AreaSegmenter:
         if state != self._candidate:
             start = since if since is not None else (t, frame)
             self._candidate, self._since, self._confidence, self._uncertain = state, start, confidence, uncertain
+            self._alternatives = alternatives
             self._committed = False
         else:
-            self._confidence = min(self._confidence, confidence)
+            if confidence < self._confidence:
+                self._confidence, self._alternatives = confidence, alternatives
             self._uncertain = self._uncertain or uncertain
         if self._committed or t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
             return []
@@ -125,9 +134,12 @@ class AreaSegmenter:
         t, frame = self._since
         found: list[Observation] = []
         if state.cards != last.cards:
+            before = self._last_play
             played = self._played(state.cards, t)
             if played:
-                found.append(Observation("play", self.seat, t, frame, played, self._confidence, self._uncertain))
+                shown_before = before if played != state.cards else ()
+                found.append(Observation("play", self.seat, t, frame, played, self._confidence, self._uncertain,
+                                         played_alternatives(self._alternatives, shown_before)))
         for kind in sorted(state.tokens - last.tokens):
             found.append(Observation(kind, self.seat, t, frame))
         return found

@@ -27,6 +27,8 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from recognizer.alternatives import Readings, area_alternatives
+
 from .calibration import Calibrator
 from .layout import TableLayout
 from .markers import Marker, MarkerDetector, token_kind
@@ -39,6 +41,7 @@ class AreaReading(Protocol):
     cards: list[int]
     confidence: float
     uncertain: bool
+    alternatives: list[tuple[tuple[int, float], ...]]
 
 
 class AreaReader(Protocol):
@@ -102,8 +105,8 @@ def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayo
     return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
 
-Reading = tuple[tuple[int, ...], float, bool]
-"""(cards as a sorted tuple, confidence, uncertain) of one read of an area."""
+Reading = tuple[tuple[int, ...], float, bool, Readings]
+"""(cards as a sorted tuple, confidence, uncertain, other readings) of one read of an area."""
 
 
 @dataclass
@@ -138,9 +141,9 @@ class _Vote:
             return None
         agreeing = [r for r in self.reads if r[2][0] == self.leader]
         t0, index, _, crop = agreeing[0]
-        confidence = min(r[2][1] for r in agreeing)
+        weakest = min(agreeing, key=lambda r: r[2][1])[2]
         uncertain = any(r[2][2] for r in agreeing)
-        return t0, index, (self.leader, confidence, uncertain), crop
+        return t0, index, (self.leader, weakest[1], uncertain, weakest[3]), crop
 
 
 class _Area:
@@ -151,7 +154,7 @@ class _Area:
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
-        self.reading: Reading = ((), 1.0, False)
+        self.reading: Reading = ((), 1.0, False, ())
         self.vote: _Vote | None = None
         self.since: tuple[float, int] | None = None
         """When the reading just decided first showed (the date of what it makes)."""
@@ -223,7 +226,8 @@ class TableWatcher:
             if state is not None:
                 state = AreaState(state, tokens.get(seat, frozenset()))
             since, area.since = area.since, None
-            for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2], since=since):
+            for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2], since=since,
+                                           alternatives=area.reading[3]):
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events
@@ -251,7 +255,9 @@ class TableWatcher:
             reading = self.readers[seat].read(mask_tokens(crop, self.detector))
             self.reads += 1
             area.read_view = view
-            vote.add(t, index, (tuple(sorted(reading.cards)), float(reading.confidence), bool(reading.uncertain)),
+            cards = tuple(sorted(reading.cards))
+            others = area_alternatives(cards, reading.alternatives, float(reading.confidence))
+            vote.add(t, index, (cards, float(reading.confidence), bool(reading.uncertain), others),
                      crop if self.crops_dir is not None else None)
         decided = vote.decided(t, s)
         if decided is None:

@@ -408,6 +408,7 @@ class TruthReading:
     detections: list = field(default_factory=list)
     confidence: float = 1.0
     uncertain: bool = False
+    alternatives: list = field(default_factory=list)
 
 
 class TruthReaders:

@@ -15,7 +15,7 @@ class Blind:
         self.deck = deck
 
     def read(self, image):
-        return type("Reading", (), {"cards": [], "confidence": 1.0, "uncertain": False})()
+        return type("Reading", (), {"cards": [], "confidence": 1.0, "uncertain": False, "alternatives": []})()
 
 
 @pytest.fixture(scope="module")
