@@ -111,13 +111,19 @@ def item(page, table: str, key: str):
     return page.locator(f'article[data-key="{table}:{key}"]')
 
 
+def open_console(server, referee_page, lang: str, name: str):
+    """``session_events`` at the test's own table, and a referee's console filtered to it."""
+    table = f"{name}-{lang}"
+    start(server, table)
+    page = referee_page(server[0], lang)
+    page.goto(f"{server[0]}/flags/?table={table}")
+    return page, WORDS[lang], table
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_typing_survives_the_floor_moving_and_the_page_says_when_it_pauses(server, referee_page, lang):
     base, _ = server
-    words, table = WORDS[lang], f"L-{lang}"
-    start(server, table)
-    page = referee_page(base, lang)
-    page.goto(f"{base}/flags/?table={table}")
+    page, words, table = open_console(server, referee_page, lang, "L")
     note = page.locator("#live-note")
     reason = item(page, table, "P4:S:12.0").locator("form.dismiss input[name=reason]")
     reason.click()
@@ -157,14 +163,11 @@ def test_typing_survives_the_floor_moving_and_the_page_says_when_it_pauses(serve
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_read_is_right_one_click_and_a_tables_reads_together(server, referee_page, lang):
     base, _ = server
-    words, table = WORDS[lang], f"R-{lang}"
-    start(server, table)
+    page, words, table = open_console(server, referee_page, lang, "R")
     send(server, table, {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",
                          "confidence": 0.5})
-    page = referee_page(base, lang)
-    page.goto(f"{base}/flags/?table={table}")
     group = page.locator(f'.read-group[data-table="{table}"]')
-    expect(group.locator("form.confirm-all button")).to_have_text(words["all_2"])
+    expect(group.locator("form.confirm-all button")).to_have_text(words["all_2"], timeout=5000)
     shot(page, f"console-reads-{lang}")
     first = item(page, table, "low_confidence:E:9.0")
     first.locator(":scope > .actions form.confirm-read button").click()
@@ -191,10 +194,7 @@ def test_read_is_right_one_click_and_a_tables_reads_together(server, referee_pag
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_suspected_read_is_answered_with_the_other_reading_in_one_click(server, referee_page, lang):
     base, _ = server
-    words, table = WORDS[lang], f"Q-{lang}"
-    start(server, table)
-    page = referee_page(base, lang)
-    page.goto(f"{base}/flags/?table={table}")
+    page, words, table = open_console(server, referee_page, lang, "Q")
     send(server, table, {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["8S"], "source": "camera",
                          "confidence": 0.6, "alternatives": [{"cards": ["JS"], "p": 0.3}]})  # 8S cannot beat 9H
     suspect = item(page, table, "suspect_read:S:21.0")
