@@ -138,9 +138,12 @@ class PlayRules(Phase):
     @staticmethod
     def _back_in(deal: DealState, seat: Seat, cards: int) -> None:
         """A seat that a read in question took out plays again: it was not out. It holds at
-        least the cards it lays now; it goes out again in its place if those are its last."""
+        least the cards it lays now; it goes out again in its place if those are its last.
+        The turns since went round it (or passed the lead to its partner) only because it
+        was out, so the table's order is followed: it was its turn."""
         deal.out.remove(seat)
         deal.counts[seat] = max(deal.counts[seat], cards)
+        deal.turn = seat
 
     def _passed_unseen(self, deal: DealState, seat: Seat, t: float) -> list[Seat] | None:
         """A camera play out of turn while others follow: the seats between the one due and
