@@ -30,6 +30,7 @@ WORDS = {
     "en": {"paused_changed": "Live updates paused: an item you are typing in was answered or changed meanwhile.",
            "paused_composing": "Live updates paused while you type with the input method",
            "doubt": "low-confidence read", "read_right": "Read is right", "all_2": "Read is right: all 2",
+           "offline": "Live updates paused: the connection to the server was lost.",
            "read_confirmed": "read confirmed", "suspect": "suspected misread", "alternative": "alternative 1",
            "corrected": "corrected", "corrected_by": "corrected by referee", "countdown": "claim window: this trick, {n} pass(es) from its end",
            "show_ticks": "show clock ticks", "hide_ticks": "hide clock ticks",
@@ -37,6 +38,7 @@ WORDS = {
     "zh": {"paused_changed": "实时更新已暂停：您正在填写的事项已被处理或已变化。",
            "paused_composing": "正在用输入法输入，实时更新暂停",
            "doubt": "识别存疑", "read_right": "识别无误", "all_2": "识别无误：全部 2 项",
+           "offline": "实时更新已暂停：与服务器的连接中断",
            "read_confirmed": "已确认识别无误", "suspect": "疑似误识别", "alternative": "备选识别1",
            "corrected": "已更正", "corrected_by": "已由referee更正", "countdown": "指出时限：本圈内，再有{n}家过牌即结束",
            "show_ticks": "显示计时记录", "hide_ticks": "隐藏计时记录",
@@ -275,3 +277,28 @@ def test_appeal_review_ticks_jumps_scroll_and_the_original_frame(server, referee
     shot(page, f"review-ticks-{lang}")
     page.click(".stepper a.ticks-toggle")
     expect(page.locator(".stepper a.ticks-toggle")).to_contain_text(words["show_ticks"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_console_says_when_the_stream_is_lost_and_catches_up(tmp_path, browser, lang):
+    with open_store(data_dir=str(tmp_path)) as store:
+        add_user(store, "referee", "referee", PASSWORD)
+        token = create_token(store, "T1")
+    with serving(tmp_path, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
+        base = f"http://127.0.0.1:{port}"
+        assert {r["status"] for r in post(base, token, session_events(), "T1")} == {"accepted"}
+        page = browser.new_page()
+        log_in(page, base, "referee")
+        if lang == "zh":
+            page.click('button[data-lang="zh"]')
+            page.wait_for_selector("text=赛场总览")
+        page.goto(f"{base}/flags/")
+        note = page.locator("#live-note")
+        expect(note).to_be_hidden()
+    expect(note).to_contain_text(WORDS[lang]["offline"], timeout=10000)  # the server went away
+    with serving(tmp_path, "--port", str(port), env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}):
+        post(base, token, [{"type": "fault", "t": 22.0, "id": "f1", "source": "camera", "message": "lens covered"}],
+             "T1")
+        expect(note).to_be_hidden(timeout=15000)
+        expect(page.locator('article[data-rule="fault"]')).to_have_count(1, timeout=5000)  # what it missed
+        page.close()
