@@ -186,3 +186,40 @@ def test_one_misread_card_in_any_seeded_session_yields_at_most_one_item(seed, wh
     misread[at] = {**events[at], "cards": cards}
     extra = _judged_items(misread) - baseline
     assert sum(extra.values()) <= 1, (events[at]["cards"], cards, dict(extra))
+
+
+def _s_in_question(s: Script) -> None:
+    """S's lead read as no combination (one suspect_read), then the table plays on."""
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["3S", "5H"], **CAMERA)
+    for seat in "ENW":
+        s("pass", seat=seat)
+
+
+def test_a_seat_a_read_in_question_took_out_is_back_in_when_it_plays_again():
+    s = Script()
+    _s_in_question(s)
+    assert s("report", seat="S", count=2) == []  # S's count rests on a read in question: it follows the report
+    s("play", seat="S", cards=["4S", "4H"], **CAMERA)
+    assert s.deal.out == ["S"]
+    s("play", seat="E", cards=["5S", "5D"], **CAMERA)
+    s("pass", seat="N")
+    s("pass", seat="W")
+    out = s("play", seat="S", cards=["9C"], **CAMERA)  # S was not out: the table says so
+    assert not _items(out) and s.deal.out == ["S"] and s.deal.turn == "E"
+    assert len(_items(s.records)) == 1
+
+
+def test_a_new_deal_ends_one_whose_count_rests_on_a_read_in_question():
+    s = Script()
+    _s_in_question(s)
+    out = s("deal_start", deal=2)
+    assert [r["type"] for r in out] == ["deal_end"] and out[0]["deal"] == 1
+    assert s.deal.number == 2
+
+
+def test_a_new_deal_before_a_deal_with_no_read_in_question_ended_is_refused():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["3S"], **CAMERA)
+    assert "still in progress" in s("deal_start", deal=2)[0]["message"]
