@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from web.app.agent.simtable import AREA_GAP, MANUAL_GAP, plan_table
+from web.app.agent.simtable import AREA_GAP, MANUAL_GAP, QUIET_START_S, plan_table
 from web.app.agent.truth import deal_results, truth_records
 
 
@@ -65,6 +65,21 @@ def test_every_laid_card_is_read_once_and_swaps_carry_a_stranger_tag(plan):
         in_deal = [r.tag for r in plan.reads if start <= r.t < end and r.tag in plan.registry]
         assert len(in_deal) == len(set(in_deal))  # each physical card once per deal
     assert own
+
+
+def test_the_first_hand_comes_once_the_camera_has_watched_the_empty_table():
+    """Seed 1001's first act is E's pass out of turn, at 0.3 s as simulated: too early for the watcher."""
+    plan = plan_table(1001, 1, "T2", breaches=0.03, brisk=0.25)
+    assert min(a.t for a in plan.script.acts) == QUIET_START_S
+    first = min(plan.breaches, key=lambda b: b["at"])
+    assert (first["rule"], first["seat"]) == ("P4", "E") and first["at"] > QUIET_START_S
+
+
+def test_swaps_are_breaches_with_the_time_their_play_is_seen(plan):
+    swaps = [b for b in plan.breaches if b["rule"] == "D3"]
+    assert [(b["rule"], b["seat"]) for b in swaps] == [f for f in plan.expected_flags if f[0] == "D3"]
+    seen = {(e["seat"], e["t"]) for e in plan.seen if e["type"] == "play"}
+    assert all((b["seat"], b["at"]) in seen for b in swaps)
 
 
 def test_bad_plan_options_are_named():

@@ -46,6 +46,10 @@ DWELL_S = 0.3
 """How long a hand stays in an area to lay cards or a token."""
 AREA_GAP = 2.0
 MANUAL_GAP = 2.0
+QUIET_START_S = 2.0
+"""The camera watches the empty table this long before the first hand comes: the watcher
+learns the empty areas from its first frames, and a token laid in the first second went
+unseen (a planted P4 among them)."""
 BRISK_BELOW = 10.0
 TAG_PROTOCOL = "jsonl"
 """The tags are the size the demo's reader family uses (:mod:`.rfidsim`)."""
@@ -190,7 +194,7 @@ class _Planner:
             # one token at a time: the renderer puts a second one over the cards, where its
             # marker is not found reliably; the old one goes before the new one comes
             self._sweep(seat, max(t, self.last_t))
-        t = max(t, self.last_visit[seat] + AREA_GAP, self.last_t)
+        t = max(t, self.last_visit[seat] + AREA_GAP, self.last_t, QUIET_START_S)
         if kind == "play":
             t = max(t, self.swept[seat] + self.forget_gap)
         self._retime(event, t)
