@@ -253,3 +253,19 @@ def test_a_suspected_read_offers_its_other_readings_in_one_click(app, referee, p
         {"cards": ["QS"], "p": 0.3}]}])
     page = referee.get("/flags/").get_data(as_text=True)
     assert "疑似误识别" in page and "备选识别1" in page and "实为" in page
+
+
+def test_appeal_review_shows_who_confirmed_a_read_and_what_settled_one(referee, post_events):
+    form_post(referee, "/flags/T1/confirm_read", of="p2")
+    post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",
+                  "confidence": 0.6, "alternatives": [{"cards": ["JH"], "p": 0.35}]}])  # S holds no heart
+    page = referee.get("/tables/T1/review?seq=4").get_data(as_text=True)
+    row = page.split('<tr class="current', 1)[1].split("</tr>", 1)[0]
+    assert "read confirmed by referee" in row
+    confirm = referee.get("/tables/T1/review?seq=8").get_data(as_text=True)
+    assert "read confirmed</h2>" in confirm and "read confirmed by referee" in confirm.split('class="step-records"')[1]
+    settled = referee.get("/tables/T1/review?seq=9").get_data(as_text=True).split('<tr class="current', 1)[1]
+    assert "settled by: JH: S does not hold JH (92%)" in settled.split("</tr>", 1)[0]
+    assert "JH" not in referee.get("/tables/T1").get_data(as_text=True)  # what a hand holds stays with referees
+    assert not [a for a in articles(referee.get("/flags/").get_data(as_text=True)) if a["data-seat"] == "S"
+                and "21.0" in a["data-key"]]  # context settled it: nobody is asked
