@@ -22,6 +22,7 @@ import math
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,30 +137,42 @@ def _real_split(cfg: ChunkConfig) -> tuple[list[RealPhoto], list[RealPhoto]]:
     return split_by_blocks([p for p in load_labelled(cfg.real) if p.boxes])
 
 
+def _cached(path: Path, make) -> dict[str, np.ndarray]:
+    """The arrays of ``path``, made by ``make()`` and written whole the first time."""
+    if not path.exists():
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, **make())
+        tmp.replace(path)
+    with np.load(path) as data:
+        return dict(data)
+
+
 def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
     """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
-    held out), cut once into ``DIR/classifier-data.npz`` and read from there after."""
-    path = cfg.work / "classifier-data.npz"  # written whole (np.savez to a temporary name, then moved)
-    if path.exists():
-        with np.load(path) as data:
-            return dict(data)
-    from recognizer.reader import IndexDetector, _session
+    held out), cut once into ``DIR/classifier-real.npz`` and ``DIR/classifier-render.npz``
+    and read from there after (delete one to draw it again)."""
 
-    train, val = _real_split(cfg)
-    classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", cfg.threads)
-    detector = IndexDetector(PACKAGE_MODELS / "index-detector.onnx", det_conf=MINING_SCORE, threads=cfg.threads)
-    out: dict[str, np.ndarray] = {}
-    for name, photos in (("real", train), ("real_val", val)):
-        if photos:
-            out[f"{name}_x"], out[f"{name}_y"], unknown = real_crops(photos, cfg.seed + (name == "real_val"), classifier, detector)
-            print(f"{name}: {len(out[name + '_y'])} crops from {len(photos)} photos ({unknown} labelled boxes without an angle left out)", flush=True)
-    if cfg.render_scenes:
+    def real() -> dict[str, np.ndarray]:
+        from recognizer.reader import IndexDetector, _session
+
+        train, val = _real_split(cfg)
+        classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", cfg.threads)
+        detector = IndexDetector(PACKAGE_MODELS / "index-detector.onnx", det_conf=MINING_SCORE, threads=cfg.threads)
+        out = {}
+        for name, photos in (("real", train), ("real_val", val)):
+            if photos:
+                out[f"{name}_x"], out[f"{name}_y"], unknown = real_crops(photos, cfg.seed + (name == "real_val"), classifier, detector)
+                print(f"{name}: {len(out[name + '_y'])} crops from {len(photos)} photos ({unknown} labelled boxes without an angle left out)", flush=True)
+        return out
+
+    def render() -> dict[str, np.ndarray]:
+        if not cfg.render_scenes:
+            return {}
         x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT)
         n_val = max(1, len(x) // 20)
-        out["render_x"], out["render_y"], out["render_val_x"], out["render_val_y"] = x[n_val:], y[n_val:], x[:n_val], y[:n_val]
-    np.savez(path.with_suffix(".tmp.npz"), **out)
-    path.with_suffix(".tmp.npz").replace(path)
-    return out
+        return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
+
+    return {**_cached(cfg.work / "classifier-real.npz", real), **_cached(cfg.work / "classifier-render.npz", render)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
@@ -284,6 +297,30 @@ def run_chunk(cfg: ChunkConfig, command: str) -> dict:
 
     torch.set_num_threads(cfg.threads)
     cfg.work.mkdir(parents=True, exist_ok=True)
+    with _only_chunk(cfg.work):
+        return _run_chunk(cfg, command)
+
+
+@contextmanager
+def _only_chunk(work: Path):
+    """Hold ``DIR/lock`` while a chunk runs: two chunks in one folder would each save a state
+    without the other's stage."""
+    lock = work / "lock"
+    try:
+        other = int(lock.read_text() or 0)
+        os.kill(other, 0)
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        pass
+    else:
+        raise ValueError(f"another chunk (process {other}) is training in {work}: wait for it or stop it")
+    lock.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _run_chunk(cfg: ChunkConfig, command: str) -> dict:
     state = _load_state(cfg.work, cfg.seed)
     deadline = time.monotonic() + cfg.minutes * 60
     if cfg.stage in ("all", "classifier"):  # the data is drawn once, in the first chunk's time

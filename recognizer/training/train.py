@@ -157,8 +157,9 @@ def render_classifier_set(
     what the reader actually meets; random boxes rarely land on a court's crown or a pip
     that looks like a suit sign.
     Scenes are shrunk at random first so crops cover the resolutions cameras give. With a
-    ``tilt`` every crop is cut in a view turned by up to that many degrees either way, its
-    box the one around the turned index (as a detector looking in that view draws it): the
+    ``tilt`` each index's first crop is cut in a view turned a little (8 degrees standard
+    deviation: most indices lie near upright in one of the reader's views) and its others
+    in a view turned by up to ``tilt`` degrees either way, each box the one around the turned index (as a detector looking in that view draws it): the
     reader's two views a quarter turn apart then leave no index more than 45 degrees off.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
@@ -173,7 +174,7 @@ def render_classifier_set(
         boxes = np.array([lab.box for lab in scene.labels], np.float32).reshape(-1, 4) * s
         for lab, box in zip(scene.labels, boxes):
             for t in range(jitters):
-                view = float(rng.uniform(-tilt, tilt)) if tilt else 0.0
+                view = (float(rng.uniform(-tilt, tilt)) if t else float(rng.normal(0, 8))) if tilt else 0.0
                 vb = np.array(view_box((box[:2] + box[2:]) / 2, box[2] - box[0], box[3] - box[1], 0.0, view)) if view else box
                 w, h = vb[2] - vb[0], vb[3] - vb[1]
                 spread = 0.12 if t == 0 else 0.2

@@ -2,6 +2,7 @@
 continues from the first (the tiny classifier, a few seconds each; needs torch)."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -42,3 +43,7 @@ def test_a_second_chunk_continues_from_the_first(tmp_path, capsys):
     capsys.readouterr()
     assert main(args[:-1] + ["5", "--chunk-minutes", "0.05"]) == 2
     assert "--seed 4" in capsys.readouterr().err
+    (work / "lock").write_text(str(os.getpid()))  # a chunk still running there
+    assert main(args + ["--chunk-minutes", "0.05"]) == 2
+    assert f"another chunk (process {os.getpid()})" in capsys.readouterr().err
+    assert len(json.loads((work / "state.json").read_text())["chunks"]) == 2
