@@ -109,7 +109,8 @@ def summary(total: FlagScore, args: argparse.Namespace, wall_s: float) -> list[s
         f"misreads caught:   {f['misreads_caught']}/{f['misreads']} of {f['plays']} plays "
         f"({pct(f['misreads_caught_share'])}; goal >= 95 %), {f['misreads_corrected']} corrected, "
         f"{f['misreads_rejected']} refused by the server",
-        f"prompts:           {f['prompts']} ({f['prompts_on_misreads']} on misreads), "
+        f"prompts:           {f['prompts']} ({f['prompts_on_misreads']} on misreads; "
+        f"{', '.join(f'{n} {reason}' for reason, n in f['prompt_reasons'].items()) or 'none'}), "
         f"{f['prompts_per_table_hour']} per table-hour (goal <= 5)",
         f"deal results:      {f['deal_results_right']}/{f['deals']} equal the truth "
         f"({pct(f['deal_results_right_share'])}; goal 100 % auto, >= 95 % none)",

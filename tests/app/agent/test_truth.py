@@ -139,6 +139,7 @@ def test_flags_at_a_misread_after_it_and_unrelated_are_counted_apart_and_prompts
     assert (s.false_flags, s.flags_at_misreads, s.knock_on, s.other_false_flags) == (3, 1, 1, 1)
     assert s.breaches_flagged == s.breaches
     assert (s.prompts, s.prompts_on_misreads) == (2, 1)
+    assert s.figures()["prompt_reasons"] == {"suspect_read": 1, "low_confidence": 1}
     assert f"knock-on: P4 {later['seat']} at {later['t']:g}" in s.details
     assert f"at a misread: P5 {misread['seat']} at {misread['t']:g}" in s.details
 

@@ -255,6 +255,8 @@ class FlagScore:
     prompts: int = 0
     """Review items asking whether a read is right (:data:`DOUBT_REASONS`)."""
     prompts_on_misreads: int = 0
+    prompt_reasons: Counter = field(default_factory=Counter)
+    """The prompts by review reason."""
     deals: int = 0
     deal_results_right: int = 0
     table_seconds: float = 0.0
@@ -267,6 +269,7 @@ class FlagScore:
     def figures(self) -> dict[str, Any]:
         """The counts with table hours and the rates the goals are stated in."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("table_seconds", "details")}
+        out["prompt_reasons"] = dict(self.prompt_reasons)
         hours = self.table_seconds / 3600
         out["table_hours"] = round(hours, 4)
         out["prompts_per_table_hour"] = round(self.prompts / hours, 1) if hours else None
@@ -328,6 +331,7 @@ def score(
         other_false_flags=len(false) - len(on_misread) - len(knock_on),
         prompts=len(prompts),
         prompts_on_misreads=sum(1 for r in prompts if (r.get("seat"), r["at"]) in at_misread),
+        prompt_reasons=Counter(r["reason"] for r in prompts),
         deals=len(truth_deals),
         deal_results_right=sum(1 for d in truth_deals if d in recorded),
         table_seconds=max((e["t"] for e in truth), default=0.0),
