@@ -103,6 +103,8 @@ def register(sub) -> None:
     p.add_argument("--side", required=True, choices=("NS", "EW"))
     p.add_argument("--by", required=True, help="the player who disputes for the side")
     p.add_argument("--note", required=True, help="what is disputed")
+    p.add_argument("--override-by", metavar="CHIEF", help="the chief referee, reopening it past the S4/X7 windows")
+    p.add_argument("--reason", help="why (with --override-by)")
     p.set_defaults(handler=cmd_signoff, action="dispute")
     p = sub.add_parser("resolve", parents=[signing], help="an official closes a dispute; both sides sign again")
     p.add_argument("--by", required=True, help="a registered referee or the chief referee")
@@ -139,12 +141,13 @@ def register(sub) -> None:
     c.add_argument("--by-rating", action="store_true", help="round 1 by rating instead of random")
     c.add_argument("--override-by", metavar="CHIEF", help="the chief referee, drawing before every result is final")
     c.add_argument("--reason", help="why (with --override-by)")
-    c = ev.add_parser("forfeit", parents=[common], help="record a forfeit (chief referee)")
+    c = ev.add_parser("forfeit", parents=[common], help="record (or --withdraw) a forfeit (chief referee)")
     c.add_argument("id")
     c.add_argument("--round", type=int, required=True)
     c.add_argument("--pair", required=True)
     c.add_argument("--by", required=True, help="the chief referee")
-    c.add_argument("--reason", help="the ruling's reason (needed over a recorded result)")
+    c.add_argument("--reason", help="the ruling's reason (needed over a recorded result, another forfeit, --withdraw)")
+    c.add_argument("--withdraw", action="store_true", help="withdraw the pair's forfeit given by mistake")
     c = ev.add_parser("rulings", parents=[common], help="forfeits and draws over open results (JSON Lines)")
     c.add_argument("id")
     p.set_defaults(handler=cmd_event)
@@ -207,7 +210,8 @@ def cmd_signoff(args) -> int:
             if args.action == "sign":
                 status = signoff.sign(store, args.table, args.side, args.by, session=args.session)
             elif args.action == "dispute":
-                status = signoff.dispute(store, args.table, args.side, args.by, args.note, session=args.session)
+                status = signoff.dispute(store, args.table, args.side, args.by, args.note, session=args.session,
+                                         override_by=args.override_by, reason=args.reason)
             else:
                 status = signoff.resolve(store, args.table, args.by, args.note, session=args.session)
         except signoff.SignOffError as exc:
@@ -328,6 +332,8 @@ def cmd_event(args) -> int:
                                         override_by=args.override_by, reason=args.reason):
                 print(_json({"round": m.round, "table_no": m.table_no, "table": m.table_id,
                              "NS": m.ns, "EW": m.ew}))
+        elif args.action == "forfeit" and args.withdraw:
+            service.withdraw_forfeit(store, args.id, args.round, args.pair, args.by, args.reason)
         elif args.action == "forfeit":
             service.record_forfeit(store, args.id, args.round, args.pair, args.by, reason=args.reason)
         elif args.action == "rulings":

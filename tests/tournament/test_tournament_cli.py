@@ -77,7 +77,7 @@ def test_draw_waits_for_final_results_unless_the_chief_overrides(run, drawn):
     assert code == 0 and {json.loads(line)["round"] for line in out.splitlines()} == {2}
     (ruling,) = [json.loads(line) for line in run("event", "rulings", "CUP")[1].splitlines()]
     assert (ruling["kind"], ruling["round"], ruling["by"]) == ("draw", 2, "Chief Wang")
-    assert ruling["reason"] == f"appeal heard after (not final: {t2} disputed)" and ruling["at"].endswith(" UTC")
+    assert ruling["reason"] == f"appeal heard after (not final: {t2} disputed)" and ruling["at"].endswith(" Asia/Shanghai")
 
 
 def test_forfeits_over_signed_results_and_second_forfeits(run, drawn):
@@ -88,9 +88,19 @@ def test_forfeits_over_signed_results_and_second_forfeits(run, drawn):
     assert code == 2 and "has a recorded result (final, signed EW by 陈静, NS by 张伟)" in err
     assert run("event", "forfeit", "CUP", "--round", "1", "--pair", t["EW"], "--by", "Chief Wang",
                "--reason", "left the hall")[0] == 0
+    code, _, err = run("event", "forfeit", "CUP", "--round", "1", "--pair", t["EW"], "--by", "Chief Wang",
+                       "--reason", "again")
+    assert code == 2 and f"{t['EW']} already forfeited" in err and "event forfeit --withdraw" in err
+    assert run("event", "forfeit", "CUP", "--round", "1", "--pair", t["NS"], "--by", "Chief Wang",
+               "--reason", "it was NS who left")[0] == 0
     code, _, err = run("event", "forfeit", "CUP", "--round", "1", "--pair", t["NS"], "--by", "Chief Wang",
-                       "--reason", "the other one")
-    assert code == 2 and f"{t['EW']} already forfeited" in err and "never replaces another" in err
+                       "--withdraw")
+    assert code == 2 and f"withdrawing the forfeit of {t['NS']} needs the chief referee's reason" in err
+    assert run("event", "forfeit", "CUP", "--round", "1", "--pair", t["NS"], "--by", "Chief Wang",
+               "--withdraw", "--reason", "nobody left")[0] == 0
+    kinds = [(r["kind"], r["pair"]) for r in map(json.loads, run("event", "rulings", "CUP")[1].splitlines())]
+    assert kinds == [("forfeit", t["EW"]), ("forfeit_withdrawn", t["EW"]), ("forfeit", t["NS"]),
+                     ("forfeit_withdrawn", t["NS"])]
 
 
 def test_exports_by_the_file_name(run, drawn, tmp_path):

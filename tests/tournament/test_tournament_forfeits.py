@@ -46,16 +46,46 @@ def test_a_forfeit_over_a_disputed_result_needs_a_reason_too(store, desk):
     assert service.match_state(store, service.matches(store, "CUP", 1)[0]) == "forfeit"
 
 
-def test_a_second_forfeit_never_replaces_the_first(store, desk):
+def test_a_pair_forfeits_once_and_the_chief_may_forfeit_the_other_pair_instead(store, desk):
     m = _signed(store, desk)
     service.record_forfeit(store, "CUP", 1, m.ew, by="Chief Wang", reason="EW absent")
-    for pair in (m.ns, m.ew):
-        with pytest.raises(service.TournamentError,
-                           match=rf"{m.ew} already forfeited \(ruled by Chief Wang at .* UTC: EW absent\); "
-                                 "a forfeit never replaces another"):
-            service.record_forfeit(store, "CUP", 1, pair, by="Chief Wang", reason="the other one")
-    assert service.matches(store, "CUP", 1)[0].forfeit == m.ew
-    assert len(service.rulings(store, "CUP")) == 1
+    with pytest.raises(service.TournamentError,
+                       match=rf"{m.ew} already forfeited \(ruled by Chief Wang at .* Asia/Shanghai: EW absent\); "
+                             "to undo it: event forfeit --withdraw"):
+        service.record_forfeit(store, "CUP", 1, m.ew, by="Chief Wang", reason="again")
+    with pytest.raises(service.TournamentError, match=rf"{m.ew} forfeited; forfeiting {m.ns} instead needs"):
+        service.record_forfeit(store, "CUP", 1, m.ns, by="Chief Wang")
+    with pytest.raises(service.NotAuthorized):
+        service.record_forfeit(store, "CUP", 1, m.ns, by="Ref Li", reason="wrong pair")
+    service.record_forfeit(store, "CUP", 1, m.ns, by="Chief Wang", reason="it was NS who was absent")
+    assert service.matches(store, "CUP", 1)[0].forfeit == m.ns
+    assert [(r["kind"], r["pair"], r["reason"]) for r in service.rulings(store, "CUP")] == [
+        ("forfeit", m.ew, "EW absent"),
+        ("forfeit_withdrawn", m.ew, f"{m.ns} forfeits instead: it was NS who was absent"),
+        ("forfeit", m.ns, "it was NS who was absent")]
+    rows = {s.pair: s for s in service.standings_of(store, "CUP")}
+    assert (rows[m.ns].score, rows[m.ew].score) == (0, 17)
+
+
+def test_the_chief_withdraws_a_forfeit_given_by_mistake_and_the_table_result_counts_again(store, desk):
+    m = _signed(store, desk)
+    before = {s.pair: s.score for s in service.standings_of(store, "CUP")}
+    service.record_forfeit(store, "CUP", 1, m.ns, by="Chief Wang", reason="thought NS absent")
+    assert {s.pair: s.score for s in service.standings_of(store, "CUP")}[m.ns] == 0
+    with pytest.raises(service.NotAuthorized):
+        service.withdraw_forfeit(store, "CUP", 1, m.ns, by="Ref Li", reason="mistake")
+    with pytest.raises(service.TournamentError, match="withdrawing the forfeit of .* needs the chief referee's reason"):
+        service.withdraw_forfeit(store, "CUP", 1, m.ns, by="Chief Wang", reason=" ")
+    with pytest.raises(service.TournamentError, match=rf"{m.ew} has no forfeit to withdraw \({m.ns} forfeited\)"):
+        service.withdraw_forfeit(store, "CUP", 1, m.ew, by="Chief Wang", reason="mistake")
+    service.withdraw_forfeit(store, "CUP", 1, m.ns, by="Chief Wang", reason="NS was at table 3 by mistake")
+    assert service.matches(store, "CUP", 1)[0].forfeit is None
+    assert {s.pair: s.score for s in service.standings_of(store, "CUP")} == before
+    assert service.rulings(store, "CUP")[-1] | {"at": 0} == dict(
+        round=1, table_no=1, kind="forfeit_withdrawn", pair=m.ns, by="Chief Wang",
+        reason="NS was at table 3 by mistake", at=0)
+    with pytest.raises(service.TournamentError, match="no forfeit recorded"):
+        service.withdraw_forfeit(store, "CUP", 1, m.ns, by="Chief Wang", reason="again")
 
 
 def test_forfeit_scores_by_the_tournament_ruleset(store, desk, liumoer):

@@ -220,37 +220,67 @@ def record_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by:
 
     A forfeit is a loss ruling, so only the chief referee records it (X6); over a result
     the table has already recorded (signed, disputed or not yet signed) it needs a
-    reason. A match forfeits once: a forfeit never replaces another.
+    reason. A pair forfeits a match once; the chief may forfeit the other pair instead
+    (with a reason), which withdraws the first forfeit as a ruling of its own.
     """
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-        role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
-        check_penalty(by, role, "loss")
-        match = conn.execute(select(Match).where(
-            Match.tournament_id == event_id, Match.round == round_no,
-            (Match.ns_pair == pair_id) | (Match.ew_pair == pair_id))).first()
-        if match is None or match.ew_pair is None:
-            raise TournamentError(f"event {event_id!r} round {round_no}: pair {pair_id!r} has no match to forfeit")
-        where = f"round {round_no} table {match.table_no} ({match.table_id})"
-        if match.forfeit is not None:
+        match, where = _forfeit_match(conn, event_id, round_no, pair_id, by)
+        if match.forfeit == pair_id:
             earlier = _forfeit_ruling(conn, event_id, round_no, match.table_no)
             raise TournamentError(f"{where}: {match.forfeit} already forfeited ({earlier}); "
-                                  "a forfeit never replaces another")
+                                  f"to undo it: event forfeit --withdraw --pair {match.forfeit} --reason TEXT")
+        if match.forfeit is not None:
+            reason = _need_reason(reason, f"{where}: {match.forfeit} forfeited; forfeiting {pair_id} instead")
+            _rule(conn, store, event_id, round_no, match.table_no, "forfeit_withdrawn", match.forfeit, by,
+                  f"{pair_id} forfeits instead: {reason}")
         sessions = signoff.session_results(conn, match.table_id)
         if sessions:
             state = signoff.status_on(conn, match.table_id, len(sessions))
             signed = ", ".join(f"{side} by {who}" for side, who in sorted(state.signed.items()))
             reason = _need_reason(reason, f"{where} has a recorded result ({state.state}"
                                   + (f", signed {signed}" if signed else "") + "); a forfeit over it")
-        moved = conn.execute(update(Match).where(
-            Match.tournament_id == event_id, Match.round == round_no, Match.table_no == match.table_no,
-            Match.forfeit.is_(None)).values(forfeit=pair_id, forfeit_by=by)).rowcount
-        if moved != 1:
-            raise TournamentError(f"{where}: a forfeit was recorded meanwhile; a forfeit never replaces another")
+        _set_forfeit(conn, match, pair_id, by, where)
         _rule(conn, store, event_id, round_no, match.table_no, "forfeit", pair_id, by, (reason or "").strip())
 
 
+def withdraw_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by: str, reason: str | None) -> None:
+    """The chief referee withdraws a forfeit given by mistake, with a reason (kept as a
+    ruling): the table's own result (or none yet) counts again."""
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        match, where = _forfeit_match(conn, event_id, round_no, pair_id, by)
+        if match.forfeit != pair_id:
+            raise TournamentError(f"{where}: {pair_id} has no forfeit to withdraw"
+                                  + (f" ({match.forfeit} forfeited)" if match.forfeit else " (no forfeit recorded)"))
+        reason = _need_reason(reason, f"{where}: withdrawing the forfeit of {pair_id}")
+        _set_forfeit(conn, match, None, None, where)
+        _rule(conn, store, event_id, round_no, match.table_no, "forfeit_withdrawn", pair_id, by, reason)
+
+
+def _forfeit_match(conn: Connection, event_id: str, round_no: int, pair_id: str, by: str):
+    """The match ``pair_id`` plays in ``round_no``, once ``by`` is found to be the chief referee (X6)."""
+    role = conn.execute(select(Official.role).where(Official.name == by)).scalar_one_or_none()
+    check_penalty(by, role, "loss")
+    match = conn.execute(select(Match).where(
+        Match.tournament_id == event_id, Match.round == round_no,
+        (Match.ns_pair == pair_id) | (Match.ew_pair == pair_id))).first()
+    if match is None or match.ew_pair is None:
+        raise TournamentError(f"event {event_id!r} round {round_no}: pair {pair_id!r} has no match to forfeit"
+                              + (" (it has the bye)" if match is not None else ""))
+    return match, f"round {round_no} table {match.table_no} ({match.table_id})"
+
+
+def _set_forfeit(conn: Connection, match, pair_id: str | None, by: str | None, where: str) -> None:
+    """Change the match's forfeit from what was read, or fail if another ruling came meanwhile."""
+    moved = conn.execute(update(Match).where(
+        Match.tournament_id == match.tournament_id, Match.round == match.round, Match.table_no == match.table_no,
+        Match.forfeit.is_(None) if match.forfeit is None else Match.forfeit == match.forfeit,
+    ).values(forfeit=pair_id, forfeit_by=by)).rowcount
+    if moved != 1:
+        raise TournamentError(f"{where}: another forfeit ruling was recorded meanwhile; look again (event rulings)")
+
+
 def rulings(store: Store, event_id: str, round_no: int | None = None) -> list[dict]:
-    """The event's rulings (forfeits, draws over open results), oldest first."""
+    """The event's rulings (forfeits, withdrawn forfeits, draws over open results), oldest first."""
     query = select(TournamentRuling).where(TournamentRuling.tournament_id == event_id).order_by(TournamentRuling.id)
     if round_no is not None:
         query = query.where(TournamentRuling.round == round_no)
@@ -282,14 +312,19 @@ def _forfeit_ruling(conn: Connection, event_id: str, round_no: int, table_no: in
     row = conn.execute(select(TournamentRuling).where(
         TournamentRuling.tournament_id == event_id, TournamentRuling.round == round_no,
         TournamentRuling.table_no == table_no, TournamentRuling.kind == "forfeit")
-        .order_by(TournamentRuling.id)).first()
+        .order_by(TournamentRuling.id.desc())).first()
     if row is None:
         return "no ruling kept"
     return f"ruled by {row.by} at {signoff.wall_time(row.at)}" + (f": {row.reason}" if row.reason else "")
 
 
 def match_results(store: Store, event_id: str, require_all: bool = True) -> list[MatchResult]:
-    """Results of all drawn matches; a match without a result raises (or is skipped)."""
+    """Results of all drawn matches; a match without a result raises (or is skipped).
+
+    A forfeit counts one way however it was recorded: the event's forfeit ruling, or the
+    table's own K5 loss (a result that ended by forfeit) both count as the event's forfeit
+    scoring. A result under dispute counts as recorded, marked ``disputed``.
+    """
     out = []
     for m in matches(store, event_id):
         if m.ew is None or m.forfeit is not None:
@@ -302,6 +337,11 @@ def match_results(store: Store, event_id: str, require_all: bool = True) -> list
                 raise TournamentError(f"round {m.round} table {m.table_no} ({m.table_id}) has no result yet")
             continue
         s = sessions[-1]
+        disputed = signoff.status(store, m.table_id, len(sessions)).state == "disputed"
+        if s.get("reason") == "forfeit" and s.get("winner") in ("NS", "EW"):
+            out.append(MatchResult(m.round, m.ns, m.ew, forfeit=m.ew if s["winner"] == "NS" else m.ns,
+                                   disputed=disputed))
+            continue
         ups = {"NS": 0, "EW": 0}
         for r in results:
             if r["type"] == "deal_end":
@@ -310,7 +350,7 @@ def match_results(store: Store, event_id: str, require_all: bool = True) -> list
         out.append(MatchResult(m.round, m.ns, m.ew, winner=s.get("winner"),
                                level_difference=int(s["level_difference"]),
                                score=(int(s["score"]["NS"]), int(s["score"]["EW"])),
-                               upgrades=(ups["NS"], ups["EW"])))
+                               upgrades=(ups["NS"], ups["EW"]), disputed=disputed))
     return out
 
 

@@ -6,13 +6,18 @@ result it confirmed, so a correction that changes the result voids it. A side si
 result once: a second signature, even by the partner, is refused with who signed when,
 since a changed signer means the side no longer stands by the first signature, which is
 a dispute for a referee to resolve (after which both sides sign again).
+
+A side disputes within the windows of seed 000 (第三章 十, 第五章 一; RULES S4, X7): a
+scoring error while the players are still at the table (before both sides signed), an
+entry error within 10 minutes after the round, an appeal within 30 minutes after the
+round. The round ends when the table's result is stored. Later, only the chief referee
+may reopen a result ("later corrections need the chief referee"), with a reason.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
 
 from sqlalchemy import insert, select
@@ -21,7 +26,13 @@ from sqlalchemy.engine import Connection
 from referee.seats import SIDES
 from web.store import Store
 from web.store.db import WRITE
-from web.store.models import DerivedRecord, Match, Official, Pair, SignOff, TableHead
+from web.store.models import DerivedRecord, Match, Official, Pair, SignOff, TableEvent, TableHead
+
+from .clock import clock_time
+from .clock import wall_time as wall_time
+
+APPEAL_S = 30 * 60.0
+"""X7: a written appeal within 30 minutes after the round."""
 
 
 class SignOffError(ValueError):
@@ -31,11 +42,6 @@ class SignOffError(ValueError):
 def result_digest(result: dict) -> str:
     """Digest of a session result as stored (canonical JSON)."""
     return hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def wall_time(at: float) -> str:
-    """A sign-off time as people read it on a sheet or in an error (UTC)."""
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
 @dataclass
@@ -104,9 +110,16 @@ def sign(store: Store, table_id: str, side: str, by: str, session: int = 1) -> S
     return _act(store, "sign", table_id, session, side, by, None)
 
 
-def dispute(store: Store, table_id: str, side: str, by: str, note: str, session: int = 1) -> SignOffStatus:
-    """A side disputes the result: signatures are void until a referee resolves it."""
-    return _act(store, "dispute", table_id, session, side, by, note)
+def dispute(store: Store, table_id: str, side: str, by: str, note: str, session: int = 1, *,
+            override_by: str | None = None, reason: str | None = None) -> SignOffStatus:
+    """A side disputes the result within a window (S4, X7): signatures are void until a
+    referee resolves it. Past every window only the chief referee (``override_by``, with a
+    ``reason``) may reopen it; who and why are kept with the dispute's note."""
+    if override_by is not None:
+        if reason is None or not reason.strip():
+            raise SignOffError("dispute past the windows: the chief referee's reason is needed (--reason)")
+        note = f"{note} ({REOPENED}: {override_by}: {reason.strip()})"
+    return _act(store, "dispute", table_id, session, side, by, note, override_by=override_by)
 
 
 def resolve(store: Store, table_id: str, by: str, note: str = "", session: int = 1) -> SignOffStatus:
@@ -115,19 +128,103 @@ def resolve(store: Store, table_id: str, by: str, note: str = "", session: int =
 
 
 def _act(store: Store, action: str, tid: str, session: int, side: str | None, by: str,
-         note: str | None) -> SignOffStatus:
+         note: str | None, override_by: str | None = None) -> SignOffStatus:
     """Check and keep one action; the table's head row is locked so that two sign-offs
     of one table are taken one after the other, each seeing the other."""
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         conn.execute(select(TableHead.table_id).where(TableHead.table_id == tid).with_for_update()).first()
         digest = result_digest(session_result(conn, tid, session))
         actions = actions_on(conn, tid, session)
-        check_action(action, side, replay(actions, digest))
+        status = replay(actions, digest)
+        check_action(action, side, status)
         _check_signer(conn, tid, action, side, by)
+        now = store.clock()
+        if action == "dispute":
+            ended = round_ended_at(conn, tid, session)
+            if override_by is not None:
+                _check_chief(conn, override_by, status.state, ended, now, store.windows.entry_s)
+            else:
+                check_window(status.state, ended, now, store.windows.entry_s)
         row = dict(table_id=tid, session=session, action=action, side=side, by=by,
-                   result_digest=digest, note=note, at=store.clock())
+                   result_digest=digest, note=note, at=now)
         conn.execute(insert(SignOff).values(**row))
         return replay([*actions, row], digest)
+
+
+REOPENED = "reopened past the windows by the chief referee"
+
+
+def dispute_window(state: str, ended_at: float, at: float, entry_s: float) -> str | None:
+    """The window (S4, X7) a dispute at wall time ``at`` falls in, or None past them all.
+
+    ``state`` is the result's sign-off state before the dispute: until both sides signed
+    the players are still at the table (a scoring error, S4).
+    """
+    if state != "final":
+        return "S4 scoring error (before both sides signed)"
+    late = at - ended_at
+    if late <= entry_s:
+        return f"S4 entry error (within {entry_s / 60:g} min after the round)"
+    if late <= APPEAL_S:
+        return f"X7 appeal (within {APPEAL_S / 60:g} min after the round)"
+    return None
+
+
+def check_window(state: str, ended_at: float, at: float, entry_s: float) -> None:
+    """Raise ``SignOffError``, naming every window and when it closed, past them all."""
+    if dispute_window(state, ended_at, at, entry_s) is not None:
+        return
+    raise SignOffError(
+        f"dispute: every window is past: the round ended at {wall_time(ended_at)}; "
+        f"S4 scoring error: only before both sides signed (they have); "
+        f"S4 entry error: within {entry_s / 60:g} min after the round (until {clock_time(ended_at + entry_s)}); "
+        f"X7 appeal: within {APPEAL_S / 60:g} min after the round (until {clock_time(ended_at + APPEAL_S)}); "
+        "later corrections need the chief referee (--override-by CHIEF --reason TEXT)")
+
+
+def _check_chief(conn: Connection, chief: str, state: str, ended: float, at: float, entry_s: float) -> None:
+    """The chief referee reopens a result only once the windows are past (S4 4)."""
+    if conn.execute(select(Official.role).where(Official.name == chief)).scalar_one_or_none() != "chief":
+        raise SignOffError(f"dispute past the windows: {chief!r} is not the chief referee; only the chief referee may")
+    window = dispute_window(state, ended, at, entry_s)
+    if window is not None:
+        raise SignOffError(f"dispute: still within the {window} window; the side disputes without the chief referee")
+
+
+def round_ended_at(conn: Connection, tid: str, session: int) -> float:
+    """When the round ended: the wall time the event that ended the ``session`` was stored."""
+    seqs = conn.execute(
+        select(DerivedRecord.source_seq).join(TableHead, TableHead.table_id == DerivedRecord.table_id)
+        .where(DerivedRecord.table_id == tid, DerivedRecord.type == "session_result",
+               DerivedRecord.generation == TableHead.generation)
+        .order_by(DerivedRecord.idx)).scalars().all()
+    if not 1 <= session <= len(seqs):
+        raise SignOffError(f"table {tid}: no session result #{session} recorded")
+    return float(conn.execute(select(TableEvent.recorded_at).where(
+        TableEvent.table_id == tid, TableEvent.seq == seqs[session - 1])).scalar_one())
+
+
+def history(store: Store, tid: str, session: int) -> list[dict]:
+    """The disputes of a result, in order, each with its window and its resolution (if any):
+    side, by, at, note, window, resolved_by, resolved_at, resolution. The sign-off is
+    replayed up to each dispute, so that its window is the one it was raised in."""
+    entry_s = store.windows.entry_s
+    with store.engine.connect() as conn:
+        actions = actions_on(conn, tid, session)
+        if not actions:
+            return []
+        ended = round_ended_at(conn, tid, session)
+        digest = result_digest(session_result(conn, tid, session))
+    out: list[dict] = []
+    for i, act in enumerate(actions):
+        if act["action"] == "dispute":
+            window = dispute_window(replay(actions[:i], digest).state, ended, act["at"], entry_s)
+            out.append(dict(side=act["side"], by=act["by"], at=act["at"], note=act.get("note") or "",
+                            window=window or "S4: later correction (chief referee)",
+                            resolved_by=None, resolved_at=None, resolution=None))
+        elif act["action"] == "resolve" and out:
+            out[-1].update(resolved_by=act["by"], resolved_at=act["at"], resolution=act.get("note") or "")
+    return out
 
 
 def _check_signer(conn: Connection, tid: str, action: str, side: str | None, by: str) -> None:

@@ -34,7 +34,8 @@ class MatchResult:
     """The outcome of one table of one round, as the standings need it.
 
     ``winner`` is ``"NS"``, ``"EW"`` or None (draw); ``ew`` None is a bye; ``forfeit``
-    names the pair that forfeited; ``upgrades`` counts each side's levels gained.
+    names the pair that forfeited; ``upgrades`` counts each side's levels gained;
+    ``disputed``: the result is under dispute (it counts as recorded until resolved).
     """
 
     round: int
@@ -45,6 +46,7 @@ class MatchResult:
     score: tuple[int, int] = (14, 14)
     upgrades: tuple[int, int] = (0, 0)
     forfeit: str | None = None
+    disputed: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,10 @@ class Standing:
     score: int = 0
     lot: int = 0
     opponents: list[str] = field(default_factory=list)
+    disputed: list[int] = field(default_factory=list)
+    """Rounds whose result is under dispute (marked wherever the standings are shown)."""
+    byes: list[int] = field(default_factory=list)
+    """Rounds the pair had the bye."""
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
@@ -142,6 +148,10 @@ def standings(pairs: list[str], results: list[MatchResult], chain: str = "compet
             row.score += line.score
             if line.opponent is not None:
                 row.opponents.append(line.opponent)
+            elif m.ew is None:
+                row.byes.append(m.round)
+            if m.disputed:
+                row.disputed.append(m.round)
             per_round[line.pair][line.round] = per_round[line.pair].get(line.round, 0) + line.match_points
     first = min((m.round for m in results), default=1)
     for pair, row in rows.items():
