@@ -12,7 +12,7 @@ from web.store.db import current_revisions, head_revisions
 
 def test_app_branch_matches_the_models(any_app):
     engine = get_store(any_app).engine
-    assert current_revisions(engine) == head_revisions() and "app_0001" in head_revisions()
+    assert current_revisions(engine) == head_revisions() and "app_0002" in head_revisions()
     app_tables = set(AppBase.metadata.tables)
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={

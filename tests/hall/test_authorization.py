@@ -37,6 +37,7 @@ ROUTES = [
     ("GET", "/flags/live", "referee"),
     ("POST", "/flags/T1/confirm", "referee"),
     ("POST", "/flags/T1/dismiss", "referee"),
+    ("POST", "/flags/T1/confirm_read", "referee"),
     ("POST", "/flags/T1/correct", "referee"),
     ("GET", "/results", "public"),
     ("GET", "/results/T1.csv", "public"),

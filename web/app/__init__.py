@@ -54,6 +54,8 @@ def create_app(config: dict | None = None):
         REMEMBER_COOKIE_SAMESITE="Lax",
         WTF_CSRF_TIME_LIMIT=None,  # a referee's console stays open all day
     )
+    if app.config.get("SECURE_COOKIES"):  # behind TLS: a cookie never travels in clear
+        app.config.update(SESSION_COOKIE_SECURE=True, REMEMBER_COOKIE_SECURE=True)
     if app.config.get("PROXIES"):  # behind a proxy: the client's own address (the login limit
         # counts per address) and scheme are what the proxy forwards; never trusted without one
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["PROXIES"], x_proto=app.config["PROXIES"])

@@ -97,9 +97,18 @@ class LoginLimit:
         return max(1, math.ceil(reset - time.time()))
 
 
+SESSION_MAX_S = 12 * 3600
+"""A login's session ends on the server after this long, whatever the cookie says (a
+tournament day); a logout, a new password or role, or ``user disable`` ends it at once."""
+
+
 class Login(UserMixin):
-    def __init__(self, name: str, role: str):
-        self.id, self.name, self.role = name, name, role
+    """A logged-in official. The id kept in the signed cookie names the login's session
+    generation and when it logged in, so that the server can end the session (``_load``)."""
+
+    def __init__(self, name: str, role: str, epoch: int, since: int):
+        self.name, self.role = name, role
+        self.id = f"{epoch}.{since}.{name}"
 
     def can(self, role: str) -> bool:
         return RANK[self.role] >= RANK[role]
@@ -116,9 +125,20 @@ login_manager.anonymous_user = Viewer
 
 
 @login_manager.user_loader
-def _load(name: str) -> Login | None:
+def _load(session_id: str) -> Login | None:
+    """The login a cookie's session names, if that session still stands: same generation
+    (no logout, password, role change or disabling since), not older than ``SESSION_MAX_S``,
+    and a login its seal vouches for."""
+    epoch, _, rest = session_id.partition(".")
+    since, _, name = rest.partition(".")
+    if not (epoch.isascii() and epoch.isdigit() and since.isascii() and since.isdigit()):
+        return None  # a cookie of before sessions were numbered
+    if not 0 <= time.time() - int(since) <= SESSION_MAX_S:
+        return None
     found = accounts.user(get_store(current_app), name)
-    return None if found is None else Login(found.name, found.role)
+    if found is None or found.disabled or found.session_epoch != int(epoch):
+        return None
+    return Login(found.name, found.role, found.session_epoch, int(since))
 
 
 def requires(role: str):
@@ -165,12 +185,14 @@ def login():
     session.clear()  # a fresh session at login (no fixation); the language stays
     if lang:
         session["lang"] = lang
-    login_user(Login(found.name, found.role))
+    login_user(Login(found.name, found.role, found.session_epoch, int(time.time())))
     return redirect(safe_next(request.args.get("next")))
 
 
 @bp.route("/logout", methods=["POST"])
 def logout():
+    if current_user.is_authenticated:  # every session of this login ends, not only this cookie
+        accounts.end_sessions(get_store(current_app), current_user.name)
     logout_user()
     return redirect(url_for("floor.floor"))
 

@@ -12,6 +12,7 @@
 | ``GUANDAN_MAX_BODY`` | largest request body in bytes | ``1048576`` |
 | ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
 | ``GUANDAN_PROXIES`` | reverse proxies in front whose ``X-Forwarded-For``/``-Proto`` are trusted | ``0`` |
+| ``GUANDAN_SECURE_COOKIES`` | ``1``: login cookies only over HTTPS (``serve --secure-cookies``) | off |
 """
 
 from __future__ import annotations
@@ -49,5 +50,6 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "BROADCAST_DELAY": delay,
         "MAX_CONTENT_LENGTH": max_body,
         "PROXIES": proxies,
+        "SECURE_COOKIES": get("SECURE_COOKIES") == "1",
     }
 

@@ -7,7 +7,7 @@ them. Table data itself is only ever read and written through the store.
 
 from __future__ import annotations
 
-from sqlalchemy import Float, LargeBinary, MetaData, String
+from sqlalchemy import Boolean, Float, Integer, LargeBinary, MetaData, String, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from web.store.models import NAMING
@@ -25,6 +25,9 @@ class User(AppBase):
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
+    session_epoch: Mapped[int] = mapped_column(Integer, server_default="0")
+    """Moves on at each logout, new password, new role or disabling: older cookies stop working."""
+    disabled: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class TableToken(AppBase):

@@ -1,4 +1,4 @@
-"""``guandan-ref serve``, ``db upgrade``, ``user add`` and ``token create``: running the dashboard.
+"""``guandan-ref serve``, ``db upgrade``, ``user add``/``disable`` and ``token create``: running the dashboard.
 
 ``serve`` runs the app on gunicorn with gevent workers (an open live page holds one
 connection for its event stream), never on Flask's development server. Several workers need
@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--connections", type=int, default=CONNECTIONS_PER_WORKER,
                    help="most open connections per worker: each open live page and each table agent "
                         f"holds one (default {CONNECTIONS_PER_WORKER})")
+    p.add_argument("--secure-cookies", action="store_true",
+                   help="send login cookies over HTTPS only (behind a TLS proxy; with GUANDAN_PROXIES set)")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("db", help="the store's database schema")
@@ -43,6 +45,9 @@ def register(sub) -> None:
     add.add_argument("name")
     add.add_argument("--role", required=True, choices=("chief", "referee", "scorer", "viewer"))
     add.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    disable = users.add_parser("disable", parents=[common],
+                               help="refuse a login from now on and end its sessions ('user add' enables it again)")
+    disable.add_argument("name")
     p.set_defaults(handler=cmd_user)
 
     p = sub.add_parser("token", help="table agent tokens")
@@ -89,8 +94,13 @@ def migrate(db: str | None, data: str | None) -> tuple[str, str]:
 
 
 def cmd_user(args) -> int:
-    from .accounts import add_user
+    from .accounts import add_user, end_sessions
 
+    if args.action == "disable":
+        with _open(args) as store:
+            end_sessions(store, args.name, disable=True)
+        print(f"login {args.name} disabled; its sessions are ended")
+        return 0
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -133,7 +143,7 @@ def cmd_serve(args) -> int:
         print(f"first start: the chief referee logs in as 'chief' with password {password} "
               "(shown once; add more logins with 'guandan-ref user add')", flush=True)
     env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis,
-           "GUANDAN_KEY_FILE": args.key_file}
+           "GUANDAN_KEY_FILE": args.key_file, "GUANDAN_SECURE_COOKIES": "1" if args.secure_cookies else None}
     os.environ.update({k: v for k, v in env.items() if v})
     run(f"{args.host}:{args.port}", args.workers, args.connections)
     return 0

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from sqlalchemy import Engine, event, select, update
+from sqlalchemy import Engine, event, inspect, select, text, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import UpdateBase
 
@@ -26,6 +26,11 @@ from .signing import WrongKey, same
 
 MANIFEST = "tables"
 SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match, TournamentRuling)}
+APP_ROWS = {"app_users": ("name",), "app_table_tokens": ("table_id",)}
+"""The app's tables sealed too (logins with their password hashes and roles, agent
+tokens), named with their primary keys: they live in the store's database, on the app's
+migration branch, and the store never imports the app's models."""
+SEALED = (*SEALED_ROWS, *APP_ROWS)
 TOUCHED = "guandan_sealed_rows_touched"
 
 
@@ -35,13 +40,34 @@ def seal_name(table: str) -> str:
 
 def row_digests(conn: Connection, table: str) -> dict[str, str]:
     """Primary key ("a/b") -> digest of every column of each row of ``table``."""
+    return {key: _digest(values) for key, values, _ in _rows(conn, table)}
+
+
+def _rows(conn: Connection, table: str) -> Iterator[tuple[str, list, dict]]:
+    """(primary key "a/b", every column's value in the table's order, the row) of each row."""
+    if table in APP_ROWS:  # every column, in the table's order, as the driver gives it
+        for row in conn.execute(text(f"SELECT * FROM {table}")).mappings():
+            yield "/".join(str(row[c]) for c in APP_ROWS[table]), list(row.values()), dict(row)
+        return
     t = SEALED_ROWS[table].__table__
     pk = list(t.primary_key.columns)
-    digests = {}
     for row in conn.execute(select(t).order_by(*pk)).mappings():
-        key = "/".join(str(row[c.name]) for c in pk)
-        digests[key] = hashlib.sha256(canonical([row[c.name] for c in t.columns]).encode()).hexdigest()[:32]
-    return digests
+        yield "/".join(str(row[c.name]) for c in pk), [row[c.name] for c in t.columns], dict(row)
+
+
+def _digest(values: list) -> str:
+    return hashlib.sha256(canonical(values).encode()).hexdigest()[:32]
+
+
+def sealed_rows(conn: Connection, key: bytes, table: str) -> dict[str, dict]:
+    """Primary key -> row, of the rows of ``table`` that are as its signed seal has them:
+    the rows a server may trust (a login or a token written into the database without the
+    key is not among them). One read of the table and one of its seal."""
+    row = conn.execute(select(Seal).where(Seal.name == seal_name(table))).first()
+    if row is None or not same(row.mac, manifest_mac(key, row.name, row.body)):
+        return {}
+    sealed = json.loads(row.body)
+    return {k: found for k, values, found in _rows(conn, table) if sealed.get(k) == _digest(values)}
 
 
 def _write(conn: Connection, key: bytes, name: str, body: str) -> None:
@@ -63,11 +89,21 @@ def add_tables(conn: Connection, key: bytes, table_ids: list[str]) -> None:
     _write(conn, key, MANIFEST, canonical(ids))
 
 
-def seal_new_store(conn: Connection, key: bytes) -> None:
-    """Sign the empty manifest and seals of a store just created."""
-    _write(conn, key, MANIFEST, canonical(sorted(
-        json.loads(conn.execute(select(Seal.body).where(Seal.name == MANIFEST)).scalar_one()))))
-    reseal(conn, key, set(SEALED_ROWS))
+def seal_names(conn: Connection) -> set[str]:
+    """The names of the seal rows the database holds (none before the store's schema 0004)."""
+    if "seals" not in inspect(conn).get_table_names():
+        return set()
+    return set(conn.execute(select(Seal.name)).scalars())
+
+
+def seal_new(conn: Connection, key: bytes, names: set[str]) -> None:
+    """Sign the seals a schema upgrade just made (all of them for a new store): the manifest
+    as it lists, each sealed table as it now is. Only ever for seal rows that did not exist
+    before this upgrade: a seal removed or unsigned later is a finding, never re-signed."""
+    if MANIFEST in names:
+        _write(conn, key, MANIFEST, canonical(sorted(
+            json.loads(conn.execute(select(Seal.body).where(Seal.name == MANIFEST)).scalar_one()))))
+    reseal(conn, key, {t for t in SEALED if seal_name(t) in names})
 
 
 def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lambda: None) -> None:
@@ -78,7 +114,7 @@ def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lamb
     @event.listens_for(engine, "after_execute")
     def _note(conn, clause, *_args) -> None:
         table = getattr(clause, "table", None) if isinstance(clause, UpdateBase) else None
-        if table is not None and table.name in SEALED_ROWS:
+        if table is not None and table.name in SEALED:
             conn.info.setdefault(TOUCHED, set()).add(table.name)
 
     @event.listens_for(engine, "commit")

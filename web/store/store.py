@@ -331,10 +331,15 @@ class Store:
             if not create and "table_heads" not in names:
                 raise NotAStore(f"no store at {where}")
             if migrate:
+                with engine.connect() as conn:
+                    before = seals.seal_names(conn)
                 upgrade(engine)
-                if "seals" not in names:  # just created (0003 refuses old stores with data)
+                with engine.connect() as conn:
+                    made = seals.seal_names(conn) - before  # by this upgrade (0003 refuses old stores with data)
+                if made:
                     with engine.connect().execution_options(**WRITE) as conn, conn.begin():
-                        seals.seal_new_store(conn, self._key)
+                        if seals.MANIFEST in made or seals.signed_with(conn, self._key):
+                            seals.seal_new(conn, self._key, made)
         except DBAPIError as exc:
             engine.dispose()
             raise NotAStore(f"{where} is not a store: {str(exc.orig).splitlines()[0]}") from None
@@ -358,6 +363,14 @@ class Store:
         return (f"the store at {where} is signed with another key than {self._key.source} (or its manifest "
                 f"was edited: guandan-ref verify): nothing is written; open it with its own key "
                 f"(--key-file, {KEY_FILE_ENV} or {KEY_ENV})")
+
+    def sealed_rows(self, table: str, conn: Connection | None = None) -> dict[str, dict]:
+        """Primary key -> row of a sealed ``table`` (``seals.SEALED``), for the rows its signed
+        seal vouches for: what a server may trust of logins and tokens (``seals.sealed_rows``)."""
+        if conn is None:
+            with self.engine.connect() as conn:
+                return seals.sealed_rows(conn, self._key, table)
+        return seals.sealed_rows(conn, self._key, table)
 
     def check_writable(self) -> None:
         """Raise ``WrongKey`` (one line) if this store may not be written with its key."""

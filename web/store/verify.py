@@ -84,7 +84,7 @@ def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = 
             report.tables += 1
             _guarded(report, head.table_id, "its events",
                      lambda head=head: _table(conn, key, head, report, derivation if rederive else None))
-        for table in seals.SEALED_ROWS:
+        for table in seals.SEALED:
             _guarded(report, None, table, lambda table=table: report.findings.extend(
                 Finding(None, None, m) for m in seals.check_rows(conn, key, table)))
     return report
