@@ -227,9 +227,7 @@ def _urgency(item: dict) -> tuple:
 def console_view(table: str = "", kind: str = "") -> dict:
     """What the console shows, filtered to one table and/or one kind (``KINDS``)."""
     reads, flags, closed, opened = [], [], [], 0
-    for table_id in table_ids():
-        if table and table_id != table:
-            continue
+    for table_id in [table] if table else table_ids():
         timeline = context.timelines().get(table_id)
         if timeline is None:
             continue
