@@ -89,6 +89,8 @@ def register(sub) -> None:
     p = sub.add_parser("verify", parents=[common],
                        help="check every table's keyed chain, the manifest, seals, snapshots and the database file")
     p.add_argument("--rederive", action="store_true", help="also replay each table and compare its results")
+    p.add_argument("--anchors", metavar="FILE", default=None,
+                   help="check for a rollback against this anchor file (default: the store's, beside the key)")
     p.set_defaults(handler=cmd_verify)
 
     signing = argparse.ArgumentParser(add_help=False, parents=[common])
@@ -111,12 +113,12 @@ def register(sub) -> None:
     p.add_argument("--note", default="", help="the ruling")
     p.set_defaults(handler=cmd_signoff, action="resolve")
 
-    p = sub.add_parser("export", parents=[common], help="score sheets or standings (PDF or CSV)")
+    p = sub.add_parser("export", parents=[common], help="score sheets or standings (PDF, CSV or .xlsx)")
     p.add_argument("what", choices=("sheet", "standings"))
     p.add_argument("--event", help="tournament id")
     p.add_argument("--round", type=int, help="sheets of this round (default: all); standings after it")
     p.add_argument("--table", help="sheet of this table stream (no tournament needed)")
-    p.add_argument("--out", required=True, help="output file: .pdf or .csv")
+    p.add_argument("--out", required=True, help="output file: .pdf, .csv (UTF-8 with BOM) or .xlsx")
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("event", help="create a tournament, add pairs, draw rounds, forfeits, rulings")
@@ -258,38 +260,27 @@ def cmd_standings(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    if args.anchors is not None and not Path(args.anchors).is_file():
+        raise FileNotFoundError(f"no anchor file {args.anchors}")
     with open_from_args(args) as store:
-        report = store.verify(rederive=args.rederive)
+        report = store.verify(rederive=args.rederive, anchor=args.anchors)
     for problem in report.problems:
         print(problem)
     state = "OK" if report.ok else f"BROKEN ({len(report.findings)} finding(s))"
     print(f"{state}: {report.tables} table(s), {report.events} event(s) checked")
+    print(report.anchor + (f"; not anchored: {', '.join(report.unanchored)}" if report.unanchored else ""))
     return 0 if report.ok else 1
-
-
-EXPORT_FORMATS = (".pdf", ".csv")
 
 
 def cmd_export(args) -> int:
     from web.tournament import export, service
 
-    kind = Path(args.out).suffix.lower()
-    if kind not in EXPORT_FORMATS:
-        raise ValueError(f"--out {args.out}: name a .pdf or a .csv file")
+    export.check_format(args.out)  # a wrong suffix is named before the store is opened
     with open_from_args(args) as store:
         if args.what == "standings":
             event = _event_id(store, args.event)
-            info = service.event_info(store, event)
             rows = service.standings_of(store, event, require_all=False, after_round=args.round)
-            played = max((r.rounds_played for r in rows), default=0)
-            pairs = service.pairs(store, event)
-            if kind == ".pdf":
-                heading = (f"{info['name']} ({event}) · 第{played}轮后 after round {played} · "
-                           f"排名规则 ranking chain {info['chain']} (S2)")
-                export.write_standings_pdf(rows, pairs, info["chain"], args.out, heading)
-            else:
-                with open(args.out, "w", newline="", encoding="utf-8") as out:
-                    export.write_standings_csv(rows, pairs, out)
+            export.save_standings(rows, service.pairs(store, event), service.event_info(store, event), args.out)
             return 0
         if args.table:
             sheets = [export.score_sheet(store, args.table)]
@@ -299,11 +290,7 @@ def cmd_export(args) -> int:
             if not sheets:
                 raise ValueError(f"event {event!r}" + (f" round {args.round}" if args.round else "")
                                  + ": no table has been drawn, so there is no score sheet")
-        if kind == ".pdf":
-            export.write_sheets_pdf(sheets, args.out)
-        else:
-            with open(args.out, "w", newline="", encoding="utf-8") as out:
-                export.write_sheets_csv(sheets, out)
+        export.save_sheets(sheets, args.out)
     return 0
 
 

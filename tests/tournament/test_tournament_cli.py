@@ -108,10 +108,10 @@ def test_exports_by_the_file_name(run, drawn, tmp_path):
     assert run("export", "standings", "--out", str(out_pdf))[0] == 0
     assert out_pdf.read_bytes().startswith(b"%PDF")
     assert run("export", "standings", "--out", str(out_csv))[0] == 0
-    rows = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    rows = list(csv.DictReader(out_csv.open(encoding="utf-8-sig")))
     assert {r["name"] for r in rows} == {"江苏淮安队", "南京红山队", "苏州园林队", "扬州瘦西湖队"}
     code, _, err = run("export", "standings", "--out", str(tmp_path / "standings.txt"))
-    assert code == 2 and "name a .pdf or a .csv file" in err
+    assert code == 2 and "name a .pdf, .csv or .xlsx file" in err
     assert run("export", "sheet", "--round", "1", "--out", str(tmp_path / "r1.pdf"))[0] == 0
     assert (tmp_path / "r1.pdf").read_bytes().startswith(b"%PDF")
     code, _, err = run("export", "sheet", "--round", "2", "--out", str(tmp_path / "r2.pdf"))
@@ -122,7 +122,13 @@ def test_plain_text_standings_line_up(run, drawn):
     code, out, _ = run("standings")
     lines = out.splitlines()
     assert code == 0 and len(lines) == 5 and lines[0].startswith("名次 Rank")
-    assert len({width(line) for line in lines}) == 1
+    lot = width(lines[0][:lines[0].index("抽签 Lot") + len("抽签 Lot")])
+    assert all(width(line) >= lot and line[_cut(line, lot) - 1].isalnum() for line in lines)  # the lot right-aligned
+    assert lines[0].endswith("备注 Notes")
+
+
+def _cut(line: str, columns: int) -> int:
+    return next(i for i in range(len(line) + 1) if width(line[:i]) == columns)
 
 
 def test_a_bad_pair_list_names_every_line_and_stores_nothing(run, db_url, tmp_path):

@@ -133,9 +133,10 @@ def test_the_standings_pdf_draws_the_chinese_names(cup, tmp_path):
 def test_plain_text_standings_line_up_with_chinese_names(cup):
     store, _, _ = cup
     lines = export.standings_text(service.standings_of(store, "CUP"), service.pairs(store, "CUP"), "competition")
-    assert len({width(line) for line in lines}) == 1  # the last column is right-aligned
-    assert len({len(line) for line in lines}) > 1  # which counting characters would not give
     header = lines[0]
+    lot = width(header[:header.index("抽签 Lot") + len("抽签 Lot")])
+    assert {width(line) for line in lines} == {lot, width(header)}  # lots right-aligned, then the notes
+    assert len({len(line) for line in lines}) > 1  # which counting characters would not give
     mp = width(header[:header.index("积分 MP") + len("积分 MP")])
     for line in lines[1:]:  # match points end under the end of their heading
         cut = next(i for i in range(len(line) + 1) if width(line[:i]) == mp)

@@ -43,6 +43,8 @@ class RoundScore:
     ld_points: tuple[int, int]
     upgrades: tuple[int, int]
     won: bool = True
+    levels: tuple[str, str] | None = None
+    """The levels (winner, loser) the round counts as ending at, where the rule names them."""
 
     @classmethod
     def as_levels(cls, winner: str, loser: str, rule: str) -> RoundScore:
@@ -50,7 +52,7 @@ class RoundScore:
         a, b = parse_rank(winner), parse_rank(loser)
         d, score = table_score({"NS": a, "EW": b}, "NS")
         d13 = min(d, 13)
-        return cls(rule, (2, 0), (score["NS"], score["EW"]), d, (13 + d13, 13 - d13), (a, b))
+        return cls(rule, (2, 0), (score["NS"], score["EW"]), d, (13 + d13, 13 - d13), (a, b), levels=(winner, loser))
 
 
 DRAW = RoundScore("draw", (1, 1), (14, 14), 0, (13, 13), (0, 0), won=False)
