@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from web.app import flags
 from web.app.flags import group_knock_ons
 from web.store import get_store
 
@@ -265,7 +266,20 @@ def test_appeal_review_shows_who_confirmed_a_read_and_what_settled_one(referee, 
     confirm = referee.get("/tables/T1/review?seq=8").get_data(as_text=True)
     assert "read confirmed</h2>" in confirm and "read confirmed by referee" in confirm.split('class="step-records"')[1]
     settled = referee.get("/tables/T1/review?seq=9").get_data(as_text=True).split('<tr class="current', 1)[1]
-    assert "settled by: JH: S does not hold JH (92%)" in settled.split("</tr>", 1)[0]
+    row = settled.split("</tr>", 1)[0]
+    assert re.search(r"settled by: JH: S does not hold JH \(\d+%\)", row) and "doubtful" not in row
+    assert "to confirm" not in row  # the deal settled it: nobody is asked
     assert "JH" not in referee.get("/tables/T1").get_data(as_text=True)  # what a hand holds stays with referees
     assert not [a for a in articles(referee.get("/flags/").get_data(as_text=True)) if a["data-seat"] == "S"
                 and "21.0" in a["data-key"]]  # context settled it: nobody is asked
+
+
+def test_every_tables_closed_items_are_cut_to_the_latest(referee, monkeypatch):
+    monkeypatch.setattr(flags, "CLOSED_SHOWN", 1)
+    form_post(referee, "/flags/T1/confirm_read", of="p2")
+    form_post(referee, "/flags/T1/dismiss", rule="P4", seat="S", at="12.0", reason="cards went back at once")
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert [a["data-rule"] for a in articles(page)] == ["P4"]  # the latest (t=12) of the two
+    assert "2 closed or lapsed" in page and "1 earlier ones not shown: pick a table to see all of its own" in page
+    page = referee.get("/flags/?table=T1").get_data(as_text=True)
+    assert [a["data-rule"] for a in articles(page)] == ["P4", "low_confidence"] and "not shown" not in page

@@ -51,6 +51,10 @@ from the table as it stands."""
 KNOCK_ON_RULES = frozenset({"P1", "P4", "P5", "K3", "R1"})
 """Flags judged against the turn, the table's combination or a seat's count: after an open
 read in doubt (or a ``CAUSE_RULES`` flag) of the same deal they may only follow from it."""
+CLOSED_SHOWN = 50
+"""Answered or lapsed items listed when the console shows every table (the latest first): a
+day's hall closes thousands, and every live update renders the list again; filtered to one
+table, all of that table's are listed."""
 MOST_READS = 64
 """Reads one "read is right" click may confirm together (a table's open prompts)."""
 
@@ -241,8 +245,9 @@ def console_view(table: str = "", kind: str = "") -> dict:
         flags += [i for i in heads if i["kind"] != "doubt"]
     flags.sort(key=_urgency)
     closed.sort(key=lambda i: -float(i["record"].get("at") or 0))
-    return {"reads": reads, "flags": flags, "closed": closed, "open": opened,
-            "filter": {"table": table, "kind": kind}}
+    shown = closed if table else closed[:CLOSED_SHOWN]
+    return {"reads": reads, "flags": flags, "closed": shown, "closed_n": len(closed),
+            "closed_more": len(closed) - len(shown), "open": opened, "filter": {"table": table, "kind": kind}}
 
 
 def _filters() -> dict:

@@ -84,7 +84,8 @@ def action_entry(step: Step, min_confidence: float) -> dict:
     elif e["type"] == "conflict":
         entry["readings"] = {k: _card_names(v) for k, v in (e.get("readings") or {}).items()}
     conf = entry["confidence"]
-    entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence
+    entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence and not any(
+        r.get("type") == "settled" for r in step.records)  # the deal settled it: nobody is asked
     entry["conflict"] = e["type"] == "conflict"
     entry["flags"] = sorted({r["rule"] for r in step.records
                              if r.get("type") == "flag" and r.get("seat") in (None, entry["seat"])})
