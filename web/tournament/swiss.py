@@ -6,7 +6,8 @@ blossom algorithm) over the pairs that have not met, so a pairing without repeat
 found whenever one exists; the weights make score differences (squared) cost far more
 than distances in the ranking, so equal scores meet whenever the draw allows it and
 neighbours in the ranking meet before distant ones. The bye goes to the lowest-ranked
-pair that has not had one.
+pair that has not had one and without which the others can all be paired: it is chosen
+first, so no weighing of the other tables can move it up the ranking.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
-
-BYE = "\0bye"
-
 
 class PairingError(ValueError):
     """No pairing satisfies the rules (e.g. more rounds than distinct opponents)."""
@@ -62,23 +60,27 @@ def swiss_round(ranking: Sequence[str], points: Mapping[str, int], met: set[froz
     scale = n * n + 1  # more than any sum of ranking distances
     top = scale * (spread * spread + 1) + n + 1
     graph = nx.Graph()
+    graph.add_nodes_from(ranking)
     for i, a in enumerate(ranking):
         for b in ranking[i + 1:]:
             if frozenset((a, b)) not in met:
                 graph.add_edge(a, b, weight=top - scale * (points[a] - points[b]) ** 2 - abs(rank[a] - rank[b]))
+    byes: list[str] = []
     if n % 2:
         eligible = [p for p in ranking if p not in had_bye] or list(ranking)
-        low = min(points[p] for p in eligible)
-        for p in eligible:
-            graph.add_edge(p, BYE, weight=top - scale * (points[p] - low) ** 2 - (n - 1 - rank[p]))
-    matching = nx.max_weight_matching(graph, maxcardinality=True)
-    if 2 * len(matching) != n + n % 2:
-        raise PairingError(f"no pairing of {n} pairs without a repeat (or second bye) exists")
-    games, byes = [], []
+        for candidate in reversed(eligible):  # the lowest-ranked first
+            matching = nx.max_weight_matching(graph.subgraph(set(ranking) - {candidate}), maxcardinality=True)
+            if 2 * len(matching) == n - 1:
+                byes = [candidate]
+                break
+        else:
+            raise PairingError(f"no pairing of {n} pairs without a repeat (or second bye) exists")
+    else:
+        matching = nx.max_weight_matching(graph, maxcardinality=True)
+        if 2 * len(matching) != n:
+            raise PairingError(f"no pairing of {n} pairs without a repeat (or second bye) exists")
+    games = []
     for a, b in matching:
-        if BYE in (a, b):
-            byes.append(a if b == BYE else b)
-            continue
         a, b = sorted((a, b), key=lambda p: (ns_count.get(p, 0), rank[p]))
         games.append((a, b))
     games.sort(key=lambda g: min(rank[g[0]], rank[g[1]]))
