@@ -128,6 +128,22 @@ class Weighing:
         kept = sum(j.candidate.p for j in listed if j.possible) + rest
         return judged.candidate.p / kept if kept > 0 and judged.candidate.p is not None else 0.0
 
+    def face_posterior(self) -> float:
+        """The read's probability among the readings the reader listed that are still
+        possible: how sure the reader is of the *faces* once the deal has ruled some out.
+        (The mass it left unlisted is its doubt whether a card is missing or extra, which
+        the seat's count settles later: its reports, its going out.)"""
+        p = self.read.candidate.p
+        listed = p + sum(j.candidate.p for j in self.judged[1:] if j.possible and j.candidate.p is not None)
+        return p / listed if listed > 0 else 0.0
+
+    def alike(self) -> tuple[Judged, ...]:
+        """The listed readings still possible, when every one of them plays exactly as the
+        read does (same combination, rank and wildcards: a suit read wrong that the game
+        does not see); empty when any plays otherwise."""
+        others = tuple(j for j in self.judged[1:] if j.possible and j.candidate.p is not None)
+        return others if all(j.reading == self.read.reading for j in others) else ()
+
     def ruled_out(self) -> tuple[str, ...]:
         """Why each listed alternative is impossible ("8H: two decks hold two of each ...")."""
         return tuple(f"{cards_name(j.candidate.cards)}: {j.excluded_by}" for j in self.judged[1:]

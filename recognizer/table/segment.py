@@ -55,8 +55,9 @@ class Observation:
     confidence: float = 1.0
     uncertain: bool = False
     """The reader marked some reading of the play uncertain (below its calibrated threshold)."""
-    alternatives: Readings = ()
-    """Other readings of the played cards the reader found plausible (:mod:`recognizer.alternatives`)."""
+    alternatives: Readings | None = None
+    """Other readings of the played cards the reader found plausible (:mod:`recognizer.alternatives`);
+    ``None`` when the reader gave none at all (an empty tuple: it found none likely)."""
 
     def to_json(self, crop: str | None = None) -> dict[str, Any]:
         event: dict[str, Any] = {"type": self.type, "seat": self.seat}
@@ -70,7 +71,7 @@ class Observation:
         )
         if self.uncertain:
             event["uncertain"] = True
-        if self.alternatives:
+        if self.alternatives is not None:
             event["alternatives"] = [{"cards": [card_name(c) for c in cards], "p": p} for cards, p in self.alternatives]
         return event
 
@@ -89,7 +90,7 @@ class AreaSegmenter:
         self._since: tuple[float, int] = (0.0, 0)
         self._confidence = 1.0
         self._uncertain = False
-        self._alternatives: Readings = ()
+        self._alternatives: Readings | None = None
         self._committed = False
         self._last: AreaState | None = None
         self._last_play: tuple[int, ...] = ()
@@ -101,7 +102,7 @@ class AreaSegmenter:
 
     def feed(
         self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False,
-        since: tuple[float, int] | None = None, alternatives: Readings = (),
+        since: tuple[float, int] | None = None, alternatives: Readings | None = None,
     ) -> list[Observation]:
         """One frame: ``state`` is what the still area shows, ``None`` while in flux;
         ``confidence``, ``uncertain`` and ``alternatives`` are the reader's for it (a play
@@ -138,8 +139,9 @@ class AreaSegmenter:
             played = self._played(state.cards, t)
             if played:
                 shown_before = before if played != state.cards else ()
+                others = None if self._alternatives is None else played_alternatives(self._alternatives, shown_before)
                 found.append(Observation("play", self.seat, t, frame, played, self._confidence, self._uncertain,
-                                         played_alternatives(self._alternatives, shown_before)))
+                                         others))
         for kind in sorted(state.tokens - last.tokens):
             found.append(Observation(kind, self.seat, t, frame))
         return found

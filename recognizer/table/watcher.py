@@ -105,7 +105,7 @@ def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayo
     return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
 
-Reading = tuple[tuple[int, ...], float, bool, Readings]
+Reading = tuple[tuple[int, ...], float, bool, Readings | None]
 """(cards as a sorted tuple, confidence, uncertain, other readings) of one read of an area."""
 
 
@@ -154,7 +154,7 @@ class _Area:
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
-        self.reading: Reading = ((), 1.0, False, ())
+        self.reading: Reading = ((), 1.0, False, None)
         self.vote: _Vote | None = None
         self.since: tuple[float, int] | None = None
         """When the reading just decided first showed (the date of what it makes)."""
@@ -256,7 +256,8 @@ class TableWatcher:
             self.reads += 1
             area.read_view = view
             cards = tuple(sorted(reading.cards))
-            others = area_alternatives(cards, reading.alternatives, float(reading.confidence))
+            others = area_alternatives(cards, reading.alternatives, float(reading.confidence)) \
+                if reading.alternatives else None
             vote.add(t, index, (cards, float(reading.confidence), bool(reading.uncertain), others),
                      crop if self.crops_dir is not None else None)
         decided = vote.decided(t, s)

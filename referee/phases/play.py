@@ -164,17 +164,44 @@ class PlayRules(Phase):
         return skipped if deal.turn == seat else None
 
     def _weighed(self, deal: DealState, event: ev.Play, weighing: Weighing) -> Verdict:
-        """A possible read below the floor: settled by the context, or asked about."""
+        """A possible read below the floor: settled by the context, or asked about.
+
+        With the reader's alternatives listed (even none), its doubt about the faces is
+        weighed apart from its doubt about how many cards it saw: the faces are settled when
+        the read stays above the floor among the listed readings the deal leaves possible, or
+        when every one of those plays exactly as the read does; a card missed or read too
+        many changes the seat's count, which its reports and its going out check later.
+        Without alternatives the unlisted mass counts against the read."""
         cards = tuple(card_name(c) for c in event.cards)
-        after = round(weighing.posterior(weighing.read), 4)
+        if event.alternatives is None:
+            after = round(weighing.posterior(weighing.read), 4)
+            settled_by = weighing.ruled_out()
+        else:
+            after = round(weighing.face_posterior(), 4)
+            alike = weighing.alike()
+            settled_by = weighing.ruled_out() + self._alike(alike, weighing.read.reading) + (
+                () if len(weighing.judged) > 1 and any(j.candidate.p is not None for j in weighing.judged[1:])
+                else ("the reader saw no other face for these cards",))
+            if alike:
+                after = max(after, self.ruleset.min_confidence)
+                for judged in alike:  # a face the read may have wrong does not count towards two of each
+                    for card in set(event.cards) - set(judged.candidate.cards):
+                        deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
         if after >= self.ruleset.min_confidence:
-            return Settled(event.seat, deal.number, event.t, cards, after, weighing.ruled_out(), event.id)
+            return Settled(event.seat, deal.number, event.t, cards, after, settled_by, event.id)
         shown = f"read with confidence {event.confidence:.2f}"
         if after != event.confidence:
             shown += f" ({after:.2f} once the deal rules out {len(weighing.ruled_out())} reading(s))"
         return Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=event.seat, deal=deal.number, cards=cards,
                       readings=weighing.readings() if len(weighing.judged) > 1 else None, of=event.id,
                       message=f"{shown}: please confirm")
+
+    @staticmethod
+    def _alike(alike: tuple, reading: Reading | None) -> tuple[str, ...]:
+        if not alike or reading is None:
+            return ()
+        others = ", ".join(cards_name(j.candidate.cards) for j in alike)
+        return (f"{others} would play alike ({reading.type.value}): the game does not tell them apart",)
 
     def _out_of_turn(self, deal: DealState, event: ev.Play, cards: tuple[Card, ...],
                      doubt: str | None = None) -> list[Verdict]:

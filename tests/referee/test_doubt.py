@@ -113,16 +113,35 @@ def test_a_doubtful_read_context_cannot_settle_is_asked_with_its_readings():
     s = Script()
     _led(s, ["9S"])
     out = s("play", seat="E", cards=["TS"], id="e1", source="camera", confidence=0.6,
-            alternatives=[{"cards": ["TC"], "p": 0.35}])
+            alternatives=[{"cards": ["JS"], "p": 0.35}])
     assert [(r["type"], r.get("reason")) for r in out] == [("review", "low_confidence")]
-    assert out[0]["of"] == "e1" and out[0]["readings"] == {"read": ["TS"], "alternative 1": ["TC"]}
+    assert out[0]["of"] == "e1" and out[0]["readings"] == {"read": ["TS"], "alternative 1": ["JS"]}
+
+
+def test_a_doubtful_read_whose_possible_readings_play_alike_is_settled():
+    s = Script()
+    _led(s, ["9S"])
+    out = s("play", seat="E", cards=["TS"], id="e1", source="camera", confidence=0.5,
+            alternatives=[{"cards": ["TC"], "p": 0.45}])  # the suit is in doubt; a single ten either way
+    assert [r["type"] for r in out] == ["settled"]
+    assert "TC would play alike" in out[0]["settled_by"][0]
+
+
+def test_a_low_area_confidence_with_no_other_face_leaves_the_count_to_the_reports():
+    s = Script()
+    _led(s, ["9S"])
+    out = s("play", seat="E", cards=["TS"], source="camera", confidence=0.55, alternatives=[])
+    assert [r["type"] for r in out] == ["settled"]
+    assert out[0]["settled_by"] == ["the reader saw no other face for these cards"]
+    out = s("play", seat="N", cards=["JS"], source="camera", confidence=0.55)  # no alternatives at all: asked
+    assert [r.get("reason") for r in out] == ["low_confidence"]
 
 
 def test_read_is_right_closes_the_review_without_a_correction():
     s = Script()
     _led(s, ["9S"])
     s("play", seat="E", cards=["TS"], id="e1", source="camera", confidence=0.6,
-      alternatives=[{"cards": ["TC"], "p": 0.35}])
+      alternatives=[{"cards": ["JS"], "p": 0.35}])
     out = s("confirm_read", of="e1", by="Ref Li")
     assert out == [{"type": "confirmed", "of": "e1", "seat": "E", "at": 3.0, "by": "Ref Li", "t": 4.0}]
     assert not [r for r in s.referee.records() if r.get("reason") == "low_confidence"]
