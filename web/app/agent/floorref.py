@@ -25,6 +25,7 @@ from typing import Any
 
 from web.store import EventRejected, SequenceConflict, Store
 
+from .sender import Answer
 from .truth import DOUBT_REASONS, Pair, align, match_flags, same_read
 
 DELAY_S = 5.0
@@ -63,7 +64,7 @@ class TableView:
     name: str
     truth: list[dict[str, Any]]
     breaches: list[dict[str, Any]]
-    answers: list
+    answers: list[Answer]
     """The agent's sender's answers (grows while the table runs)."""
     now: Callable[[], float]
     """The table time of the last frame played."""
