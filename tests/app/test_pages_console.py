@@ -283,3 +283,11 @@ def test_every_tables_closed_items_are_cut_to_the_latest(referee, monkeypatch):
     assert "2 closed or lapsed" in page and "1 earlier ones not shown: pick a table to see all of its own" in page
     page = referee.get("/flags/?table=T1").get_data(as_text=True)
     assert [a["data-rule"] for a in articles(page)] == ["P4", "low_confidence"] and "not shown" not in page
+
+
+def test_the_public_play_history_says_who_confirmed_a_read(referee):
+    history = referee.get("/tables/T1").get_data(as_text=True).split('class="history"', 1)[1]
+    assert "low-confidence read: to confirm" in history
+    form_post(referee, "/flags/T1/confirm_read", of="p2")
+    history = referee.get("/tables/T1").get_data(as_text=True).split('class="history"', 1)[1]
+    assert "read confirmed by referee" in history and "to confirm" not in history

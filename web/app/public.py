@@ -69,8 +69,9 @@ def _card_names(value) -> list[str]:
         return []
 
 
-def action_entry(step: Step, min_confidence: float) -> dict:
-    """One line of the play history: who did what, where the read came from, how sure."""
+def action_entry(step: Step, min_confidence: float, closed: dict) -> dict:
+    """One line of the play history: who did what, where the read came from, how sure, and
+    whether a referee confirmed a doubtful read (found in the timeline's ``closed``)."""
     e = step.event
     entry = {"seq": step.seq, "t": e["t"], "type": e["type"], "seat": e.get("seat"), "round": step.round,
              "source": e.get("source"), "confidence": e.get("confidence")}
@@ -84,8 +85,11 @@ def action_entry(step: Step, min_confidence: float) -> dict:
     elif e["type"] == "conflict":
         entry["readings"] = {k: _card_names(v) for k, v in (e.get("readings") or {}).items()}
     conf = entry["confidence"]
+    confirmed = closed.get((None, entry["seat"], e["t"])) or {}
+    if confirmed.get("how") == "read_confirmed":
+        entry["confirmed_by"] = confirmed.get("by")
     entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence and not any(
-        r.get("type") == "settled" for r in step.records)  # the deal settled it: nobody is asked
+        r.get("type") == "settled" for r in step.records) and "confirmed_by" not in entry  # nobody is asked
     entry["conflict"] = e["type"] == "conflict"
     entry["flags"] = sorted({r["rule"] for r in step.records
                              if r.get("type") == "flag" and r.get("seat") in (None, entry["seat"])})
@@ -202,7 +206,7 @@ def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
     steps = timeline.steps[:shown]
     start = next((i for i in range(shown - 1, -1, -1) if steps[i].event["type"] == "deal_start"), shown)
     min_conf = timeline.referee.ruleset.min_confidence
-    history = [action_entry(s, min_conf) for s in steps[start:] if s.event["type"] in ACTIONS]
+    history = [action_entry(s, min_conf, timeline.closed) for s in steps[start:] if s.event["type"] in ACTIONS]
     deal = head["state"].get("deal") or {}
     return {
         **head,

@@ -59,12 +59,12 @@ def _jump(timeline, after: int, wanted) -> int | None:
 
 
 def _read_notes(steps) -> dict[tuple, list[dict]]:
-    """Records about a read, by the ``(seat, at)`` of the play they are about: how context
-    settled it (``settled``) or who confirmed it (``confirmed``), wherever they were derived."""
+    """How context settled a read (``settled`` records), by the ``(seat, at)`` of the play they
+    are about, wherever they were derived (who confirmed a read is in its ``action_entry``)."""
     notes: dict[tuple, list[dict]] = {}
     for step in steps:
         for r in step.records:
-            if r.get("type") in ("settled", "confirmed"):
+            if r.get("type") == "settled":
                 notes.setdefault((r.get("seat"), r.get("at")), []).append(r)
     return notes
 
@@ -96,7 +96,7 @@ def review(table_id: str):
     k = min(max(k, 1), len(steps))
     step, here = steps[k - 1], shown[k - 1]
     min_conf = timeline.referee.ruleset.min_confidence
-    entries = [action_entry(s, min_conf) for s in steps]
+    entries = [action_entry(s, min_conf, timeline.closed) for s in steps]
     notes = _read_notes(timeline.steps[first:end])
     deal = step.state_view.get("deal") or {}
     round_plays = [e for e, s in zip(entries[:k], steps[:k]) if s.event["type"] in ACTIONS
