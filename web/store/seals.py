@@ -106,10 +106,12 @@ def seal_new(conn: Connection, key: bytes, names: set[str]) -> None:
     reseal(conn, key, {t for t in SEALED if seal_name(t) in names})
 
 
-def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lambda: None) -> None:
+def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lambda: None,
+            sealed: Callable[[], None] = lambda: None) -> None:
     """Re-seal, at commit, every sealed table a transaction on ``engine`` wrote to; while
     ``refusal()`` names a reason (the store's key is not this one), refuse such a commit
-    with ``WrongKey`` instead of sealing with a key the rest of the store was not made with."""
+    with ``WrongKey`` instead of sealing with a key the rest of the store was not made with;
+    ``sealed()`` is told of each commit that re-sealed (the store's anchor then moves on)."""
 
     @event.listens_for(engine, "after_execute")
     def _note(conn, clause, *_args) -> None:
@@ -124,6 +126,7 @@ def install(engine: Engine, key: bytes, refusal: Callable[[], str | None] = lamb
             if (reason := refusal()) is not None:
                 raise WrongKey(reason)
             reseal(conn, key, touched)
+            sealed()
 
     @event.listens_for(engine, "rollback")
     def _forget(conn) -> None:

@@ -36,24 +36,28 @@ class WrongKey(ValueError):
 
 
 class Key(bytes):
-    """The store key's bytes, and where they came from (named when a store refuses them)."""
+    """The store key's bytes, where they came from (named when a store refuses them) and
+    the folder beside it, outside every data directory, where the store's anchors live
+    (``anchors``): the key file's, else the per-user one."""
 
     source: str
+    home: Path
 
-    def __new__(cls, key: bytes, source: str) -> Key:
+    def __new__(cls, key: bytes, source: str, home: Path | None = None) -> Key:
         made = super().__new__(cls, key)
         made.source = source
+        made.home = home or user_key_path().parent
         return made
 
 
-def as_key(secret: str | bytes, source: str = "the key given") -> Key:
+def as_key(secret: str | bytes, source: str = "the key given", home: Path | None = None) -> Key:
     """A configured secret as HMAC key bytes; an empty one is refused."""
     if isinstance(secret, Key):
         return secret
     key = secret.encode() if isinstance(secret, str) else bytes(secret)
     if not key.strip():
         raise SecretKeyError("the store's secret key is empty")
-    return Key(key, source)
+    return Key(key, source, home)
 
 
 COOKIES = b"guandan-session-cookies"
@@ -94,7 +98,7 @@ def read_key_file(path: str | Path, create: bool = False) -> Key:
     elif path.stat().st_mode & 0o077:
         log.warning("%s can be read by other users; it should be mode 0600", path)
     try:
-        return as_key(path.read_bytes().strip(), f"the key file {path}")
+        return as_key(path.read_bytes().strip(), f"the key file {path}", path.parent)
     except OSError as exc:
         raise SecretKeyError(f"key file {path}: {exc.strerror}") from None
 

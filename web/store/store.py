@@ -39,7 +39,7 @@ from referee import jsontext
 from referee.jsontext import lone_surrogate
 from referee.events import EventError, parse_event
 
-from . import authority, seals
+from . import anchors, authority, seals
 from .chain import (
     GENESIS,
     NotPlainJSON,
@@ -311,10 +311,14 @@ class Store:
         self._states: dict[str, _State] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._new = False
         self.engine: Engine = self._open(url, create, migrate)
         self.key_refusal: str | None = self._check_key()
         """Why nothing may be written (the store was signed with another key), or None."""
-        seals.install(self.engine, self._key, lambda: self.key_refusal)
+        self.anchors = anchors.Anchors(self.engine, self._key, url)
+        if self._new:  # a new store where an old one was (its data directory removed): its own anchor
+            self.anchors.retire()
+        seals.install(self.engine, self._key, lambda: self.key_refusal, self.anchors.mark)
         self._group = GroupCommitter(self._commit_requests, max_wait=group_wait)
 
     def _open(self, url: str, create: bool, migrate: bool) -> Engine:
@@ -336,6 +340,7 @@ class Store:
                 upgrade(engine)
                 with engine.connect() as conn:
                     made = seals.seal_names(conn) - before  # by this upgrade (0003 refuses old stores with data)
+                self._new = seals.MANIFEST in made
                 if made:
                     with engine.connect().execution_options(**WRITE) as conn, conn.begin():
                         if seals.MANIFEST in made or seals.signed_with(conn, self._key):
@@ -383,6 +388,8 @@ class Store:
 
     def close(self) -> None:
         self._group.close()
+        if self.key_refusal is None:
+            self.anchors.write()
         self._states.clear()
         self.engine.dispose()
 
@@ -523,7 +530,9 @@ class Store:
                 locks.enter_context(self._lock(tid))
             for attempt in range(APPEND_RETRIES):
                 try:
-                    return self._commit_once(groups, expected_seq)
+                    done = self._commit_once(groups, expected_seq)
+                    self.anchors.note()
+                    return done
                 except (IntegrityError, _StaleHead, OperationalError) as exc:
                     if isinstance(exc, OperationalError) and not _is_busy(exc):
                         raise
@@ -920,13 +929,15 @@ class Store:
 
     # ------------------------------------------------------------------ verification
 
-    def verify(self, rederive: bool = False) -> VerifyReport:
-        """Check everything the store keeps against its key (``verify.verify``).
+    def verify(self, rederive: bool = False, anchor: str | Path | None = None) -> VerifyReport:
+        """Check everything the store keeps against its key (``verify.verify``), and the
+        database against its anchor (``anchor``, default: this store's beside the key).
 
         ``rederive``: also replay each table through a fresh referee and compare the
         derived records with the stored ones.
         """
-        return verify(self.engine, self._key, self.derivation, rederive)
+        return verify(self.engine, self._key, self.derivation, rederive,
+                      Path(anchor) if anchor is not None else self.anchors.path)
 
 
 def _feed(deriver: Deriver, tid: str, event: dict) -> list[dict]:

@@ -10,8 +10,10 @@ sequence number.
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
@@ -19,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from referee import jsontext
 
-from . import seals
+from . import anchors, seals
 from .chain import GENESIS, canonical, event_link, head_mac, records_digest
 from .derive import DERIVED_TYPES, Derivation
 from .models import DerivedRecord, Snapshot, TableEvent, TableHead
@@ -49,6 +51,11 @@ class VerifyReport:
     tables: int = 0
     events: int = 0
     findings: list[Finding] = field(default_factory=list)
+    anchor: str = ""
+    """What the database was checked against for a rollback, and how many tables it covered."""
+    unanchored: list[str] = field(default_factory=list)
+    """Tables the anchor does not name (made since it was written, or it is missing): their
+    rollback could not be checked."""
 
     @property
     def problems(self) -> list[str]:
@@ -69,8 +76,10 @@ def plain(blob: object) -> bool:
         return False
 
 
-def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = False) -> VerifyReport:
-    """Check the whole store; see the module docstring."""
+def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = False,
+           anchor: Path | None = None) -> VerifyReport:
+    """Check the whole store, and against the anchor file ``anchor`` (``anchors``) if given;
+    see the module docstring."""
     report = VerifyReport()
     if engine.dialect.name == "sqlite":
         _guarded(report, None, "the database file", lambda: _integrity(engine, report))
@@ -87,7 +96,29 @@ def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = 
         for table in seals.SEALED:
             _guarded(report, None, table, lambda table=table: report.findings.extend(
                 Finding(None, None, m) for m in seals.check_rows(conn, key, table)))
+        if anchor is not None:
+            _guarded(report, None, "the anchor", lambda: _anchored(conn, key, anchor, heads, report))
     return report
+
+
+def _anchored(conn: Connection, key: bytes, path: Path, heads: list, report: VerifyReport) -> None:
+    """The database against its anchor: findings, and which tables could be checked."""
+    try:
+        anchor = anchors.read(path, key)
+    except anchors.AnchorError as exc:
+        report.findings.append(Finding(None, None, str(exc)))
+        report.anchor, report.unanchored = f"{path} unusable: no table checked for a rollback", [
+            h.table_id for h in heads]
+        return
+    if anchor is None:
+        report.anchor = f"no anchor at {path}: no table checked for a rollback"
+        report.unanchored = [h.table_id for h in heads]
+        return
+    found, report.unanchored = anchors.check(conn, anchor, path.name)
+    report.findings.extend(Finding(t, s, m) for t, s, m in found)
+    checked = len(heads) - len(report.unanchored)
+    report.anchor = (f"anchor {path} of {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(anchor.at))}: "
+                     f"{checked} of {len(heads)} table(s) checked for a rollback")
 
 
 def _guarded(report: VerifyReport, table: str | None, what: str, check) -> None:
