@@ -20,7 +20,8 @@ from web.app.accounts import add_user, create_token
 from web.store import open_store
 
 from .conftest import PASSWORD, session_events
-from .test_browser import ARTIFACTS, CHROMIUM, browser, log_in, post, send_frame, shot  # noqa: F401 (browser: a fixture)
+from .test_browser import browser  # noqa: F401 (a fixture)
+from .test_browser import ARTIFACTS, CHROMIUM, log_in, post, send_frame, shot
 from .test_cli import serving
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (./run.sh setup)")
@@ -32,7 +33,8 @@ WORDS = {
            "doubt": "low-confidence read", "read_right": "Read is right", "all_2": "Read is right: all 2",
            "offline": "Live updates paused: the connection to the server was lost.",
            "read_confirmed": "read confirmed", "suspect": "suspected misread", "alternative": "alternative 1",
-           "corrected": "corrected", "corrected_by": "corrected by referee", "countdown": "claim window: this trick, {n} pass(es) from its end",
+           "corrected": "corrected", "corrected_by": "corrected by referee",
+           "countdown": "claim window: this trick, {n} pass(es) from its end",
            "show_ticks": "show clock ticks", "hide_ticks": "hide clock ticks",
            "original": "evidence sent with the original read", "step": "step {k} of {n}"},
     "zh": {"paused_changed": "实时更新已暂停：您正在填写的事项已被处理或已变化。",
