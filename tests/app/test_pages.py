@@ -168,10 +168,12 @@ def test_standings_and_pairings_of_an_event(app):
                   "teams": {"NS": match.ns, "EW": match.ew}})
     store.append({"type": "penalty", "table": match.table_id, "t": 1.0, "side": "EW", "level": "loss",
                   "rule": "K5", "by": "chief"})
-    rows = re.findall(r"<tr><td>(\d+)</td><td>(P\d)", client.get("/events/E1").get_data(as_text=True))
+    rows = re.findall(r'<tr><td class="num">(\d+)</td><td>(P\d)', client.get("/events/E1").get_data(as_text=True))
     assert rows == [("1", match.ns), ("2", match.ew)]
-    assert client.get("/events/E1/standings.csv").status_code == 200
-    assert client.get("/events/NOPE").status_code == 404
+    assert client.get("/events/E1/standings.csv").data.startswith(b"\xef\xbb\xbf")
+    assert client.get("/events/E1/sheets.xlsx").data.startswith(b"PK")
+    for missing in ("/events/NOPE", "/events/NOPE/standings.pdf", "/events/E1/pairs.csv", "/events/E1/sheets.ods"):
+        assert client.get(missing).status_code == 404, missing
 
 
 def test_login_failures_and_rate_limit(app):
@@ -297,7 +299,7 @@ def test_the_route_table_names_every_page(app):
     covered = {re.sub(r"T1|\.csv$|\.pdf$", "", p) for p in GET_ROUTES}
     untested = {r for r in rules if re.sub(r"<[^>]+>|\.<fmt>", "", r) not in covered}
     assert untested <= {"/api/tables/<table_id>/evidence/<sha>", "/api/stream", "/events/<event_id>",
-                        "/events/<event_id>/standings.csv"}  # tested above with their own data
+                        "/events/<event_id>/<what>.<fmt>"}  # tested above with their own data
 
 
 @pytest.mark.parametrize("role", [None, "viewer", "scorer", "referee", "chief"])

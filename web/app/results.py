@@ -3,7 +3,7 @@
 Deal and session results come from the table's public state (the same door as every
 public page); sign-off, disputes and the corrections audit from the store. Scorers
 record a side's signature or dispute; a referee resolves a dispute. Score sheets and
-standings download as CSV or PDF through ``web.tournament.export``.
+standings download as PDF, CSV (with a BOM) or .xlsx through ``web.tournament.export``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length
 
-from web.tournament import export, service
+from web.tournament import board, export, service
 from web.tournament import signoff as sign_off
 
 from . import context
@@ -87,7 +87,7 @@ def score_sheet(table_id: str, fmt: str):
     if fmt == "csv":
         out = io.StringIO()
         export.write_sheets_csv([sheet], out)
-        return _download(out.getvalue().encode(), "text/csv", f"{table_id}.csv")
+        return _download(out.getvalue().encode(export.CSV_ENCODING), "text/csv", f"{table_id}.csv")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "sheet.pdf")
         export.write_sheets_pdf([sheet], path, title=t("results.sheet"))
@@ -143,27 +143,37 @@ def events():
 
 @bp.get("/events/<event_id>")
 def standings(event_id: str):
-    store = context.store()
     try:
-        rows = service.standings_of(store, event_id, require_all=False)
-        pairs = {p["pair"]: p for p in service.pairs(store, event_id)}
-        matches = service.matches(store, event_id)
+        page = board.standings_page(context.store(), event_id)
     except service.TournamentError:
         abort(404)
-    rounds: dict[int, list] = {}
-    for m in matches:
-        rounds.setdefault(m.round, []).append(m)
-    return render_template("standings.html", event_id=event_id, rows=rows, pairs=pairs, rounds=rounds)
+    return render_template("standings.html", **page)
 
 
-@bp.get("/events/<event_id>/standings.csv")
-def standings_csv(event_id: str):
-    store = context.store()
-    try:
-        rows = service.standings_of(store, event_id, require_all=False)
-        pairs = service.pairs(store, event_id)
-    except service.TournamentError:
+EVENT_FILES = {"csv": "text/csv", "pdf": "application/pdf",
+               "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+
+
+@bp.get("/events/<event_id>/<what>.<fmt>")
+def event_file(event_id: str, what: str, fmt: str):
+    """The standings or every score sheet of the event, as PDF, CSV (with a BOM) or .xlsx."""
+    if what not in ("standings", "sheets") or fmt not in EVENT_FILES:
         abort(404)
-    out = io.StringIO()
-    export.write_standings_csv(rows, pairs, out)
-    return _download(out.getvalue().encode(), "text/csv", f"{event_id}-standings.csv")
+    store = context.store()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{what}.{fmt}")
+        try:
+            if what == "standings":
+                export.save_standings(service.standings_of(store, event_id, require_all=False),
+                                      service.pairs(store, event_id), service.event_info(store, event_id), path)
+            else:
+                sheets = export.tournament_sheets(store, event_id)
+                if not sheets:
+                    abort(404)  # nothing drawn yet, so no sheet
+                export.save_sheets(sheets, path)
+        except service.TournamentError:
+            abort(404)
+        with open(path, "rb") as f:
+            response = Response(f.read(), mimetype=EVENT_FILES[fmt])
+    response.headers.set("Content-Disposition", "attachment", filename=f"{event_id}-{what}.{fmt}")
+    return response
