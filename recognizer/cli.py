@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--chunk-minutes", type=float, default=40.0, help="wall time of one chunk with --resume (default 40)")
     t.add_argument("--real", metavar="DIR", type=Path, help="labelled real photographs to train on with --resume (laid out like ../shared/realtrain)")
     t.add_argument("--render-scenes", type=int, default=1500, help="rendered scenes cut into classifier crops with --resume (default 1500)")
-    t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2)")
+    t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2; 1 ran 2-5x faster on the shared machine under load)")
+    t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
     t.set_defaults(handler=train)
 
     deck = sub.add_parser("deck", help="card decks of this tournament")
@@ -137,7 +138,7 @@ def train(args: argparse.Namespace) -> int:
     if args.resume is not None:
         from recognizer.training.chunks import ChunkConfig, run_chunk
 
-        cfg = ChunkConfig(args.resume.resolve(), args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler)
+        cfg = ChunkConfig(args.resume.resolve(), args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight)
         chunk = run_chunk(cfg, " ".join(sys.argv))
         print(json.dumps(chunk, indent=1))
         return 0

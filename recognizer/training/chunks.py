@@ -61,6 +61,8 @@ class ChunkConfig:
     detector_scenes: int
     threads: int
     sampler: object = None
+    real_weight: int = 2
+    """How many times each real crop is shown per classifier epoch (renders once)."""
 
 
 def _load_state(work: Path, seed: int) -> dict:
@@ -184,7 +186,7 @@ def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
     return hits / max(1, len(x))
 
 
-def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int = 128, real_repeat: int = 2) -> dict:
+def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int = 128) -> dict:
     """Train the classifier for ``seconds`` from the state's latest weights (and optimizer,
     when an earlier chunk left one), learning rate on a cosine over the chunk's wall time;
     write ``DIR/classifier/`` (.pt, .onnx, checkpoint). Returns the chunk's figures."""
@@ -194,8 +196,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     from recognizer.training.classifier_net import IndexClassifier
 
     data = classifier_data(cfg)
-    xs = [data[k] for k in ("real_x",) * real_repeat + ("render_x",) if k in data]
-    ys = [data[k.replace("_x", "_y")] for k in ("real_x",) * real_repeat + ("render_x",) if k in data]
+    xs = [data[k] for k in ("real_x",) * cfg.real_weight + ("render_x",) if k in data]
+    ys = [data[k.replace("_x", "_y")] for k in ("real_x",) * cfg.real_weight + ("render_x",) if k in data]
     x, y = np.concatenate(xs), np.concatenate(ys)
     torch.manual_seed(cfg.seed + len(state["chunks"]))
     net = IndexClassifier()
