@@ -73,6 +73,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("import", parents=[common], help="append a JSON Lines file of table events to the store")
     p.add_argument("events", metavar="EVENTS.jsonl", help="one table event per line ('-' for stdin)")
+    p.add_argument("--table", metavar="ID", help="bring a game file of one table onto table ID (e.g. a drawn "
+                                                 "CUP-R1-T2: its session's teams become the draw's pairs)")
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser("results", parents=[common], help="recorded deal and session results")
@@ -164,12 +166,13 @@ def cmd_import(args) -> int:
     """Validate the whole file, store each table's good events in one transaction, and end
     with a summary naming every rejected line (exit 1 if any)."""
     from web.store.ingest import import_stream
+    from web.tournament.intake import onto_table
 
     if args.events != "-" and not Path(args.events).is_file():
         raise FileNotFoundError(f"no events file {args.events}")
     source = sys.stdin.buffer if args.events == "-" else open(args.events, "rb")  # noqa: SIM115
     with source, open_from_args(args, create=True) as store:
-        summary = import_stream(store, source)
+        summary = import_stream(store, source, onto_table(store, args.table) if args.table else None)
     for number, reason in summary.rejected:
         print(f"line {number}: {reason}", file=sys.stderr)
     print(f"imported {summary.accepted} events into {len(summary.tables)} table(s); "

@@ -146,3 +146,29 @@ def test_a_bad_pair_list_names_every_line_and_stores_nothing(run, db_url, tmp_pa
     assert code == 0 and out == "added 4 pairs to CUP from pairs.csv (gb18030)\n"
     with Store(db_url, secret_key=TEST_SECRET) as store:
         assert [p["name"] for p in service.pairs(store, "CUP")] == ["江苏淮安队", "南京红山队", "苏州园林队", "扬州瘦西湖队"]
+
+
+def test_a_game_file_comes_onto_a_drawn_table_with_import_table(run, tmp_path):
+    """The shipped example (table T1, teams by name) onto round 1's table of a two-pair cup."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
+    lines = [line for line in example.read_text().splitlines() if line.strip()]
+    run("event", "create", "CUP", "--rounds", "1", "--deals", "50", "--minutes", "600")
+    run("event", "pairs", "CUP", _pairs(tmp_path, ROWS[:2]))
+    (table,) = [json.loads(line) for line in run("event", "draw", "CUP")[1].splitlines()]
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text("".join(json.dumps({**json.loads(line), "table": table["table"]}) + "\n" for line in lines))
+    code, out, err = run("import", str(renamed))
+    assert code == 1 and f"line 1: table {table['table']}: session_start teams" in err
+    assert f"to bring a game file onto this drawn table: guandan-ref import FILE --table {table['table']}" in err
+    code, out, err = run("import", str(example), "--table", table["table"])
+    assert code == 0, err
+    assert out == f"imported {len(lines)} events into 1 table(s); 0 already stored; 0 rejected\n"
+    result = [json.loads(line) for line in run("results", "--json", "--table", table["table"])[1].splitlines()]
+    assert {r["table"] for r in result} == {table["table"]} and any(r["type"] == "deal_end" for r in result)
+    # 0 rejected: the session_start the draw would refuse with the file's teams took the draw's pairs
+    two = tmp_path / "two.jsonl"
+    two.write_text(lines[0] + "\n" + json.dumps({**json.loads(lines[1]), "table": "T9"}) + "\n")
+    code, _, err = run("import", str(two), "--table", "CUP-R1-T9")
+    assert code == 2 and "the file holds events of tables T1, T9; --table takes a file of one table" in err

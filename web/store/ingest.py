@@ -9,7 +9,7 @@ an ``id`` get a content-derived one, so importing a file twice stores it once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -48,8 +48,10 @@ def lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, 
             yield number, chunk
 
 
-def import_stream(store: Store, stream: BinaryIO) -> ImportSummary:
-    """Import every event of ``stream``; see the module docstring."""
+def import_stream(store: Store, stream: BinaryIO,
+                  onto: Callable[[object], object] | None = None) -> ImportSummary:
+    """Import every event of ``stream``; see the module docstring. ``onto`` changes each
+    decoded event before it is stored (``import --table`` moves a file onto one table)."""
     summary = ImportSummary()
     numbers: list[int] = []
     events: list[object] = []
@@ -60,7 +62,8 @@ def import_stream(store: Store, stream: BinaryIO) -> ImportSummary:
         if not line.strip():
             continue
         try:
-            events.append(jsontext.loads(line.rstrip(b"\r\n")))
+            event = jsontext.loads(line.rstrip(b"\r\n"))
+            events.append(onto(event) if onto else event)
         except jsontext.JSONTextError as exc:
             summary.rejected.append((number, str(exc)))
             continue

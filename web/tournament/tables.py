@@ -36,5 +36,6 @@ class TournamentTables:
         want = {"NS": match.ns_pair, "EW": match.ew_pair}
         teams = event.get("teams")
         if not isinstance(teams, dict) or {s: teams.get(s) for s in want} != want:
-            return f"session_start teams {teams!r} do not match the draw {want}"
+            return (f"session_start teams {teams!r} do not match the draw {want}; to bring a game file onto "
+                    f"this drawn table: guandan-ref import FILE --table {table_id} (its teams become the draw's)")
         return None
