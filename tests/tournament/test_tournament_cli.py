@@ -77,7 +77,8 @@ def test_draw_waits_for_final_results_unless_the_chief_overrides(run, drawn):
     assert code == 0 and {json.loads(line)["round"] for line in out.splitlines()} == {2}
     (ruling,) = [json.loads(line) for line in run("event", "rulings", "CUP")[1].splitlines()]
     assert (ruling["kind"], ruling["round"], ruling["by"]) == ("draw", 2, "Chief Wang")
-    assert ruling["reason"] == f"appeal heard after (not final: {t2} disputed)" and ruling["at"].endswith(" Asia/Shanghai")
+    assert ruling["reason"] == f"appeal heard after (not final: {t2} disputed)"
+    assert ruling["at"].endswith(" Asia/Shanghai")
 
 
 def test_forfeits_over_signed_results_and_second_forfeits(run, drawn):

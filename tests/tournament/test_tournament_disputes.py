@@ -137,3 +137,15 @@ def test_a_forfeit_for_lateness_counts_the_same_at_the_table_and_as_an_event_rul
         rows = {r.pair: r for r in service.standings_of(real_store, event_id)}
         got = [(r.match_points, r.score, r.level_difference, r.upgrades) for r in (rows[m.ns], rows[m.ew])]
         assert got == [(2, 22, 8, 12), (0, 6, -8, 4)], event_id
+
+
+def test_times_are_printed_in_the_event_zone_a_setting(monkeypatch):
+    from web.tournament import clock
+
+    monkeypatch.delenv(clock.TIMEZONE_ENV, raising=False)
+    assert clock.wall_time(START) == "2026-01-24 13:40:00 Asia/Shanghai"
+    monkeypatch.setenv(clock.TIMEZONE_ENV, "Europe/Berlin")
+    assert clock.wall_time(START) == "2026-01-24 06:40:00 Europe/Berlin" and clock.clock_time(START) == "06:40"
+    monkeypatch.setenv(clock.TIMEZONE_ENV, "Mars/Olympus")
+    with pytest.raises(clock.TimeZoneError, match="GUANDAN_TIMEZONE='Mars/Olympus': not a known time zone"):
+        clock.wall_time(START)

@@ -13,13 +13,13 @@ import pytest
 from openpyxl import load_workbook
 
 from tests.app.conftest import PASSWORD
+from tests.app.test_browser import CHROMIUM, browser  # noqa: F401 (the module's fixture)
 from tests.app.test_cli import serving
 from web.app.accounts import add_user
 from web.store import open_store
 from web.tournament import service, signoff
 from web.tournament.tables import TournamentTables
 
-CHROMIUM = "/usr/bin/chromium"
 NAMES = {"P1": "南京队", "P2": "苏州队", "P3": "扬州队", "P4": "淮安队", "P5": "无锡队"}
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (./run.sh setup)")
 
@@ -45,17 +45,6 @@ def server(tmp_path_factory):
         store.append_many([{**e, "table": late.table_id, "t": float(i)} for i, e in enumerate(events, 1)])
     with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
         yield f"http://127.0.0.1:{port}", (played, late, bye)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield chromium
-        chromium.close()
 
 
 def _fetch(url: str) -> tuple[str, str, bytes]:

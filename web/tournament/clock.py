@@ -26,7 +26,8 @@ def zone() -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise TimeZoneError(f"{TIMEZONE_ENV}={name!r}: not a known time zone (e.g. Asia/Shanghai, Europe/Berlin)") from None
+        raise TimeZoneError(f"{TIMEZONE_ENV}={name!r}: not a known time zone "
+                            "(e.g. Asia/Shanghai, Europe/Berlin)") from None
 
 
 def wall_time(at: float, seconds: bool = True) -> str:
