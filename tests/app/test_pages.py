@@ -170,6 +170,10 @@ def test_standings_and_pairings_of_an_event(app):
                   "rule": "K5", "by": "chief"})
     rows = re.findall(r'<tr><td class="num">(\d+)</td><td>(P\d)', client.get("/events/E1").get_data(as_text=True))
     assert rows == [("1", match.ns), ("2", match.ew)]
+    results = client.get("/results").get_data(as_text=True)
+    section = results[results.index(f'id="table-{match.table_id}"'):]
+    assert "No deal was played: the round ended by forfeit." in section and "No deal finished yet" not in section
+    assert "chart-box" not in section  # no levels chart of a round never played
     assert client.get("/events/E1/standings.csv").data.startswith(b"\xef\xbb\xbf")
     assert client.get("/events/E1/sheets.xlsx").data.startswith(b"PK")
     for missing in ("/events/NOPE", "/events/NOPE/standings.pdf", "/events/E1/pairs.csv", "/events/E1/sheets.ods"):
