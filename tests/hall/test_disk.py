@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -44,7 +45,8 @@ def read_only(folder: Path):
 
 
 def guandan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env=ENV, timeout=120)
+    env = {**ENV, "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}  # the test's config home: its anchors
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 def write_sessions(path: Path, tables: int, count: int = 10_000) -> dict[str, list[dict]]:

@@ -5,21 +5,32 @@ the whole SQLite file replaced all fail ``verify``, which says what it could che
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, delete, insert, select
 
 from web.app.cli import main
-from web.store import anchors, open_store
+from web.store import Store, anchors, open_store
+from web.store.signing import as_key
 from web.store.models import DerivedRecord, Seal, SignOff, Snapshot, TableEvent, TableHead
 from web.tournament import signoff
 
 from .conftest import TableActions
+from .support import TEST_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 T1_ROWS = (TableEvent, DerivedRecord, Snapshot, TableHead)
+
+
+@pytest.fixture
+def reopen(db_url, key_home):
+    """The store fixtures with the test's key kept as a key file's is: with a folder beside
+    it (the test's own config home) where the store keeps its anchor."""
+    return functools.partial(Store, db_url, secret_key=as_key(TEST_SECRET, "the test's key", key_home))
 
 
 def _copy(store, models, where) -> dict:

@@ -85,7 +85,7 @@ def init_app(app, **options) -> Store:
     """
     config = app.config
     secret = config.get("GUANDAN_SECRET_KEY")
-    store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"), secret and as_key(secret, KEY_ENV),
+    store = open_store(config.get("STORE_URL"), config.get("DATA_DIR"), secret and as_key(secret, KEY_ENV, user_key_path().parent),
                        config.get("GUANDAN_KEY_FILE"), **options)
     app.extensions[EXTENSION] = store
     return store

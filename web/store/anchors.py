@@ -56,8 +56,10 @@ def store_name(url: str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
-def anchor_path(key: Key, url: str) -> Path:
-    """The anchor file of the store at ``url``, beside ``key``."""
+def anchor_path(key: Key, url: str) -> Path | None:
+    """The anchor file of the store at ``url``, beside ``key`` (None: a key with no folder)."""
+    if getattr(key, "home", None) is None:
+        return None
     digest = hashlib.sha256(store_name(url).encode()).hexdigest()[:24]
     return Path(key.home) / "anchors" / f"{digest}.json"
 
@@ -125,6 +127,8 @@ class Anchors:
     def retire(self) -> None:
         """Set aside the anchor of a store that was at this path before (a new store was
         just made here): kept, renamed with the time, never checked against the new one."""
+        if self.path is None:
+            return
         try:
             self.path.rename(self.path.with_name(f"{self.path.stem}.before-{int(time.time())}.json"))
         except FileNotFoundError:
@@ -147,7 +151,7 @@ class Anchors:
 
     def write(self) -> None:
         """Merge what the database holds into the anchor file (locked, replaced whole)."""
-        if not self._pending:
+        if not self._pending or self.path is None:
             return
         self._pending, self._due = False, self.clock() + EVERY_S
         try:
@@ -194,7 +198,7 @@ def check(conn: Connection, anchor: Anchor, name: str) -> tuple[list[tuple[str |
             findings.append((tid, None, f"rolled back: the database ends at seq {head.head_seq}, the anchor of "
                                         f"{when} ({name}) saw seq {seq} (an older copy of the database?)"))
         elif conn.execute(select(TableEvent.hash).where(TableEvent.table_id == tid, TableEvent.seq == seq)
-                          ).scalar_one_or_none() != link:
+                          ).scalar_one_or_none() not in (link, None):  # a missing row: the chain names it
             findings.append((tid, seq, f"not the history the anchor of {when} ({name}) saw (replaced)"))
     for table, last in sorted(anchor.rows.items()):
         held = conn.execute(select(func.max(APPEND_ONLY[table].id))).scalar_one() or 0

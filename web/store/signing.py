@@ -38,15 +38,16 @@ class WrongKey(ValueError):
 class Key(bytes):
     """The store key's bytes, where they came from (named when a store refuses them) and
     the folder beside it, outside every data directory, where the store's anchors live
-    (``anchors``): the key file's, else the per-user one."""
+    (``anchors``): the key file's; the per-user one for ``$GUANDAN_SECRET_KEY``; none for a
+    key a caller hands over itself (a test's), which then keeps no anchor."""
 
     source: str
-    home: Path
+    home: Path | None
 
     def __new__(cls, key: bytes, source: str, home: Path | None = None) -> Key:
         made = super().__new__(cls, key)
         made.source = source
-        made.home = home or user_key_path().parent
+        made.home = home
         return made
 
 
@@ -115,7 +116,7 @@ def resolve_key(secret: str | bytes | None = None, key_file: str | Path | None =
     if secret:
         return as_key(secret)
     if os.environ.get(KEY_ENV) and key_file is None:
-        return as_key(os.environ[KEY_ENV], f"${KEY_ENV}")
+        return as_key(os.environ[KEY_ENV], f"${KEY_ENV}", user_key_path().parent)
     named = key_file or os.environ.get(KEY_FILE_ENV)
     path = Path(named) if named else user_key_path()
     if refuse_inside is not None:

@@ -98,6 +98,9 @@ def verify(engine: Engine, key: bytes, derivation: Derivation, rederive: bool = 
                 Finding(None, None, m) for m in seals.check_rows(conn, key, table)))
         if anchor is not None:
             _guarded(report, None, "the anchor", lambda: _anchored(conn, key, anchor, heads, report))
+        else:
+            report.anchor = "no anchor: the key was handed over with no folder beside it to keep one"
+            report.unanchored = [h.table_id for h in heads]
     return report
 
 
