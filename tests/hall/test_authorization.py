@@ -149,7 +149,8 @@ def test_table_tokens_reach_their_own_table_only(hall, kind):
     assert other.status_code == 403 and "T2" in other.get_json()["error"]
     unknown = client.post(f"/api/tables/T9/{kind}", **{**body, "headers": {**body.get("headers", {}),
                                                                            **_bearer(keys["T2"])}})
-    assert unknown.status_code == 404
+    assert unknown.status_code == 403  # as for a foreign table: a token enumerates no table ids
+    assert unknown.get_json()["error"] == other.get_json()["error"].replace("'T1'", "'T9'")
     forged = client.post(f"/api/tables/T1/{kind}", **{**body, "headers": {**body.get("headers", {}),
                                                                           **_bearer(keys["T1"] + "x")}})
     assert forged.status_code == 401

@@ -150,4 +150,5 @@ def run(bind: str, workers: int, connections: int) -> None:
     _Server({"bind": bind, "workers": workers, "worker_connections": connections, "worker_class": "gevent",
              "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "logger_class": HallLogger,
              "forwarded_allow_ips": "127.0.0.1",
+             "control_socket_disable": True,  # else one socket in the user's home, shared by every server run
              "post_worker_init": worker_ready}).run()
