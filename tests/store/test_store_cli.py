@@ -90,11 +90,11 @@ def test_tournament_from_the_command_line(loc, tmp_path, capsys):
     assert main(["export", "sheet", "--event", "CUP", "--round", "1", "--out", str(out_pdf), *loc]) == 0
     assert out_pdf.read_bytes().startswith(b"%PDF")
     assert main(["export", "sheet", "--event", "CUP", "--round", "1", "--out", str(out_csv), *loc]) == 0
-    sheet = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    sheet = list(csv.DictReader(out_csv.open(encoding="utf-8-sig")))  # with a BOM, for Excel
     assert {r["table"] for r in sheet} == {d["table"] for d in draw}
     assert [r["line"] for r in sheet].count("result") == 2
     assert main(["export", "standings", "--out", str(st_csv), *loc]) == 0
-    standings = list(csv.DictReader(st_csv.open(encoding="utf-8")))
+    standings = list(csv.DictReader(st_csv.open(encoding="utf-8-sig")))
     assert [r["pair"] for r in standings] == [r["pair"] for r in rows]
     assert standings[0]["name"].startswith("队")
 
