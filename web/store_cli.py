@@ -210,6 +210,8 @@ def cmd_signoff(args) -> int:
     """``sign``, ``dispute`` or ``resolve``; a refused action exits 1 and says why."""
     from web.tournament import signoff
 
+    if getattr(args, "reason", None) and not args.override_by:
+        raise ValueError("--reason goes with --override-by (the chief referee reopening a result past the windows)")
     with open_from_args(args) as store:
         try:
             if args.action == "sign":

@@ -173,3 +173,16 @@ def test_a_game_file_comes_onto_a_drawn_table_with_import_table(run, tmp_path):
     two.write_text(lines[0] + "\n" + json.dumps({**json.loads(lines[1]), "table": "T9"}) + "\n")
     code, _, err = run("import", str(two), "--table", "CUP-R1-T9")
     assert code == 2 and "the file holds events of tables T1, T9; --table takes a file of one table" in err
+
+
+def test_a_dispute_from_the_command_line_within_its_window(run, drawn):
+    t = drawn[0]["table"]
+    run("sign", t, "--side", "NS", "--by", "张伟")
+    run("sign", t, "--side", "EW", "--by", "陈静")
+    code, _, err = run("dispute", t, "--side", "EW", "--by", "杨磊", "--note", "deal 2", "--reason", "late")
+    assert code == 2 and "--reason goes with --override-by" in err
+    code, _, err = run("dispute", t, "--side", "EW", "--by", "杨磊", "--note", "deal 2",
+                       "--override-by", "Chief Wang", "--reason", "asked")
+    assert code == 1 and "still within the S4 entry error (within 10 min after the round) window" in err
+    code, out, _ = run("dispute", t, "--side", "EW", "--by", "杨磊", "--note", "deal 2")
+    assert code == 0 and out == f"{t} session 1: disputed (EW (杨磊): deal 2)\n"
