@@ -70,16 +70,17 @@ def _open(args):
 
 
 def cmd_db(args) -> int:
-    before, after = migrate(args.db, args.data)
+    before, after = migrate(args.db, args.data, args.key_file)
     print(f"database at {after}" + ("" if after == before else f" (was {before})"))
     return 0
 
 
-def migrate(db: str | None, data: str | None) -> tuple[str, str]:
+def migrate(db: str | None, data: str | None, key_file: str | None = None) -> tuple[str, str]:
     """Migrate the database to the newest revision of every branch (store, app), once, before
-    any worker opens it; the revisions before and after."""
-    from web.store import store_url
-    from web.store.db import current_revisions, make_engine, upgrade
+    any worker opens it; the revisions before and after. Through the store, with its key, so
+    that the seals an upgrade makes are signed (a worker never signs what it did not make)."""
+    from web.store import open_store, store_url
+    from web.store.db import current_revisions, make_engine
 
     engine = make_engine(store_url(db, data))
     try:
@@ -87,7 +88,8 @@ def migrate(db: str | None, data: str | None) -> tuple[str, str]:
             return ", ".join(sorted(current_revisions(engine))) or "empty"
 
         before = revisions()
-        upgrade(engine)
+        with open_store(db, data, key_file=key_file) as store:
+            store.check_writable()
         return before, revisions()
     finally:
         engine.dispose()
