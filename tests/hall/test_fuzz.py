@@ -147,9 +147,11 @@ def test_replay_names_a_bad_line_and_is_otherwise_unchanged(tmp_path, bad, where
     assert strip == [{k: v for k, v in r.items() if k != "message"} for r in clean]
 
 
-def test_replay_of_bytes_that_are_not_utf8_is_one_line(tmp_path, capsys):
+def test_replay_of_bytes_that_are_not_utf8_is_an_error_record_and_goes_on(tmp_path, capsys):
     path = tmp_path / "events.jsonl"
-    path.write_bytes(b'{"type": "tick", "t": 1}\n\xff\xfe\x00garbage\n')
-    assert main(["replay", str(path), "--json"]) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    path.write_bytes(b'{"type": "tick", "t": 1}\n\xff\xfe\x00garbage\n{"type": "tick", "t": 0}\n')
+    assert main(["replay", str(path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["type"], r["line"]) for r in records] == [("error", 2), ("error", 3)] and err == ""
+    assert "not UTF-8 text" in records[0]["message"] and "time goes backwards" in records[1]["message"]
