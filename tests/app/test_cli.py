@@ -62,6 +62,12 @@ def test_several_workers_need_redis(tmp_path, capsys):
     assert "--redis" in capsys.readouterr().err
 
 
+def test_an_unknown_time_zone_is_named_at_start(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GUANDAN_TIMEZONE", "Mars/Olympus")
+    assert main(["serve", "--data", str(tmp_path)]) == 2
+    assert "GUANDAN_TIMEZONE='Mars/Olympus': not a known time zone" in capsys.readouterr().err
+
+
 def test_an_unreachable_redis_is_named_at_start(tmp_path, capsys):
     unused = f"redis://127.0.0.1:{free_port()}/0"
     assert main(["serve", "--data", str(tmp_path), "--workers", "2", "--redis", unused]) == 2

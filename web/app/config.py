@@ -13,6 +13,7 @@
 | ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
 | ``GUANDAN_PROXIES`` | reverse proxies in front whose ``X-Forwarded-For``/``-Proto`` are trusted | ``0`` |
 | ``GUANDAN_SECURE_COOKIES`` | ``1``: login cookies only over HTTPS (``serve --secure-cookies``) | off |
+| ``GUANDAN_TIMEZONE`` | the zone every printed time is in (``web/tournament/clock.py``; checked by ``serve``) | ``Asia/Shanghai`` |
 """
 
 from __future__ import annotations

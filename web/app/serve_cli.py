@@ -14,6 +14,7 @@ import os
 import sys
 
 from web.store_cli import open_from_args, store_options
+from web.tournament.clock import zone
 
 CONNECTIONS_PER_WORKER = 1000
 
@@ -131,6 +132,7 @@ def cmd_serve(args) -> int:
         raise ValueError(f"--connections must be at least 1, not {args.connections}")
     if args.workers > 1 and not args.redis:
         raise ValueError("several workers need --redis URL so that live updates reach every worker")
+    zone()  # an unknown GUANDAN_TIMEZONE is refused here, not as a 500 on the first page that prints a time
     from .accounts import ensure_chief
     from .broker import check_reachable
 
