@@ -82,6 +82,7 @@ def test_past_every_window_the_refusal_names_each_and_only_the_chief_reopens(cup
     assert "S4 scoring error: only before both sides signed" in text
     assert "S4 entry error: within 10 min after the round (until 13:50)" in text
     assert "X7 appeal: within 30 min after the round (until 14:10)" in text
+    assert "S4 published-result error: within 20 min after the stage (until 14:00)" in text
     assert "later corrections need the chief referee (--override-by CHIEF --reason TEXT)" in text
     assert signoff.status(store, m.table_id).state == "final"
     with pytest.raises(signoff.SignOffError, match="not the chief referee"):
@@ -94,6 +95,28 @@ def test_past_every_window_the_refusal_names_each_and_only_the_chief_reopens(cup
     assert d["window"] == "S4: later correction (chief referee)"
     assert d["note"] == ("we meant +2 (reopened past the windows by the chief referee: Chief Wang: "
                          "the scorer's entry was wrong)")
+
+
+def test_a_published_result_is_disputed_within_20_min_after_the_stage(db_url, clock):
+    with Store(db_url, derivation=TallyDerivation(), secret_key=TEST_SECRET, table_rules=TournamentTables(),
+               clock=clock) as store:
+        service.create(store, "CUP", "Cup", rounds=3, seed=1)
+        for p in "ABCD":
+            service.add_pair(store, "CUP", p, f"pair {p}", f"{p}1", f"{p}2")
+        first, second = service.pair_round(store, "CUP")
+        desk = Desk(store)
+        desk.play(first)
+        _sign_both(store, first)
+        clock.now += 40 * 60  # the other table of the stage ends 40 minutes later
+        desk.play(second)
+        _sign_both(store, second)
+        clock.now += 15 * 60  # 55 min after the first table's round: past its X7 window, not the stage's
+        signoff.dispute(store, first.table_id, "NS", f"{first.ns}2", "the published sheet says +3")
+        (d,) = signoff.history(store, first.table_id, 1)
+        assert d["window"] == "S4 published-result error (within 20 min after the stage)"
+        clock.now += 16 * 60  # 31 minutes after the stage and the second table's round: every window past
+        with pytest.raises(signoff.SignOffError, match=r"within 20 min after the stage \(until 14:40\)"):
+            signoff.dispute(store, second.table_id, "NS", f"{second.ns}2", "too late")
 
 
 def test_the_chief_does_not_stand_in_for_a_side_within_its_window(cup, clock):

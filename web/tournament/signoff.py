@@ -141,10 +141,11 @@ def _act(store: Store, action: str, tid: str, session: int, side: str | None, by
         now = store.clock()
         if action == "dispute":
             ended = round_ended_at(conn, tid, session)
+            stage = stage_ended_at(conn, tid)
             if override_by is not None:
-                _check_chief(conn, override_by, status.state, ended, now, store.windows.entry_s)
+                _check_chief(conn, override_by, status.state, ended, now, store.windows.entry_s, stage)
             else:
-                check_window(status.state, ended, now, store.windows.entry_s)
+                check_window(status.state, ended, now, store.windows.entry_s, stage)
         row = dict(table_id=tid, session=session, action=action, side=side, by=by,
                    result_digest=digest, note=note, at=now)
         conn.execute(insert(SignOff).values(**row))
@@ -154,11 +155,17 @@ def _act(store: Store, action: str, tid: str, session: int, side: str | None, by
 REOPENED = "reopened past the windows by the chief referee"
 
 
-def dispute_window(state: str, ended_at: float, at: float, entry_s: float) -> str | None:
+PUBLISHED_S = 20 * 60
+"""S4: a published-result error is corrected within 20 minutes after the stage (seed 000)."""
+
+
+def dispute_window(state: str, ended_at: float, at: float, entry_s: float,
+                   stage_at: float | None = None) -> str | None:
     """The window (S4, X7) a dispute at wall time ``at`` falls in, or None past them all.
 
     ``state`` is the result's sign-off state before the dispute: until both sides signed
-    the players are still at the table (a scoring error, S4).
+    the players are still at the table (a scoring error, S4). ``stage_at``: when the stage
+    (the event's round) this result belongs to ended, its results published, if it has.
     """
     if state != "final":
         return "S4 scoring error (before both sides signed)"
@@ -167,26 +174,32 @@ def dispute_window(state: str, ended_at: float, at: float, entry_s: float) -> st
         return f"S4 entry error (within {entry_s / 60:g} min after the round)"
     if late <= APPEAL_S:
         return f"X7 appeal (within {APPEAL_S / 60:g} min after the round)"
+    if stage_at is not None and at - stage_at <= PUBLISHED_S:
+        return f"S4 published-result error (within {PUBLISHED_S / 60:g} min after the stage)"
     return None
 
 
-def check_window(state: str, ended_at: float, at: float, entry_s: float) -> None:
+def check_window(state: str, ended_at: float, at: float, entry_s: float, stage_at: float | None = None) -> None:
     """Raise ``SignOffError``, naming every window and when it closed, past them all."""
-    if dispute_window(state, ended_at, at, entry_s) is not None:
+    if dispute_window(state, ended_at, at, entry_s, stage_at) is not None:
         return
+    published = "the stage's results are not all in yet" if stage_at is None else \
+        f"until {clock_time(stage_at + PUBLISHED_S)}"
     raise SignOffError(
         f"dispute: every window is past: the round ended at {wall_time(ended_at)}; "
         f"S4 scoring error: only before both sides signed (they have); "
         f"S4 entry error: within {entry_s / 60:g} min after the round (until {clock_time(ended_at + entry_s)}); "
         f"X7 appeal: within {APPEAL_S / 60:g} min after the round (until {clock_time(ended_at + APPEAL_S)}); "
+        f"S4 published-result error: within {PUBLISHED_S / 60:g} min after the stage ({published}); "
         "later corrections need the chief referee (--override-by CHIEF --reason TEXT)")
 
 
-def _check_chief(conn: Connection, chief: str, state: str, ended: float, at: float, entry_s: float) -> None:
+def _check_chief(conn: Connection, chief: str, state: str, ended: float, at: float, entry_s: float,
+                 stage_at: float | None = None) -> None:
     """The chief referee reopens a result only once the windows are past (S4 4)."""
     if conn.execute(select(Official.role).where(Official.name == chief)).scalar_one_or_none() != "chief":
         raise SignOffError(f"dispute past the windows: {chief!r} is not the chief referee; only the chief referee may")
-    window = dispute_window(state, ended, at, entry_s)
+    window = dispute_window(state, ended, at, entry_s, stage_at)
     if window is not None:
         raise SignOffError(f"dispute: still within the {window} window; the side disputes without the chief referee")
 
@@ -204,6 +217,25 @@ def round_ended_at(conn: Connection, tid: str, session: int) -> float:
         TableEvent.table_id == tid, TableEvent.seq == seqs[session - 1])).scalar_one())
 
 
+def stage_ended_at(conn: Connection, tid: str) -> float | None:
+    """When the stage the table plays in (its event's round) ended: the last of the round's
+    played tables to record its result, once every one has; ``None`` for a table outside an
+    event or a stage still playing. A forfeited table or a bye records nothing to wait for."""
+    match = conn.execute(select(Match.tournament_id, Match.round).where(Match.table_id == tid)).first()
+    if match is None:
+        return None
+    tables = conn.execute(select(Match.table_id).where(
+        Match.tournament_id == match.tournament_id, Match.round == match.round,
+        Match.ew_pair.is_not(None), Match.forfeit.is_(None))).scalars().all()
+    ends = []
+    for table in tables:
+        results = len(session_results(conn, table))
+        if not results:
+            return None
+        ends.append(round_ended_at(conn, table, results))
+    return max(ends, default=None)
+
+
 def history(store: Store, tid: str, session: int) -> list[dict]:
     """The disputes of a result, in order, each with its window and its resolution (if any):
     side, by, at, note, window, resolved_by, resolved_at, resolution. The sign-off is
@@ -214,11 +246,12 @@ def history(store: Store, tid: str, session: int) -> list[dict]:
         if not actions:
             return []
         ended = round_ended_at(conn, tid, session)
+        stage = stage_ended_at(conn, tid)
         digest = result_digest(session_result(conn, tid, session))
     out: list[dict] = []
     for i, act in enumerate(actions):
         if act["action"] == "dispute":
-            window = dispute_window(replay(actions[:i], digest).state, ended, act["at"], entry_s)
+            window = dispute_window(replay(actions[:i], digest).state, ended, act["at"], entry_s, stage)
             out.append(dict(side=act["side"], by=act["by"], at=act["at"], note=act.get("note") or "",
                             window=window or "S4: later correction (chief referee)",
                             resolved_by=None, resolved_at=None, resolution=None))
