@@ -64,7 +64,6 @@ class DealState:
     out: list[Seat] = field(default_factory=list)
     played_faces: dict[Card, int] = field(default_factory=dict)
     standing: Standing | None = None  # a flagged play the table carried on from (it may still go back)
-    table_unknown: bool = False  # the table's cards are no combination as read: the next play is not judged on them
     read_by_camera: set[Seat] = field(default_factory=set)  # seats whose counts rest on doubtful camera reads
     doubted: set[Seat] = field(default_factory=set)  # seats a doubt item was raised about in this deal
     doubted_faces: dict[Card, int] = field(default_factory=dict)  # cards laid by reads in question
@@ -76,6 +75,16 @@ class DealState:
     # clock and penalties
     clocks: dict[str, Clock] = field(default_factory=dict)
     forbidden: Seat | None = None  # X2: the violator's next play is forbidden
+
+    @property
+    def leading(self) -> bool:
+        """Nobody has laid cards in this round yet (a table read as no combination still has a seat)."""
+        return self.table_seat is None
+
+    def doubt(self, cards) -> None:
+        """Count ``cards`` as laid by a read in question: they do not count towards two of each."""
+        for card in cards:
+            self.doubted_faces[card] = self.doubted_faces.get(card, 0) + 1
 
     def active(self, seat: Seat) -> bool:
         return seat not in self.out

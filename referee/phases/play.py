@@ -29,6 +29,13 @@ def _p5(seat: Seat, message: str, t: float, window: ClaimWindow) -> Flag:
     return flag("P5", "violation", seat, message, t, window)
 
 
+def _suspect_read(deal: DealState, event: ev.Play, readings: dict[str, list[str]], why: str) -> Review:
+    """One item about a camera read the deal makes impossible: the read is suspected, not the player."""
+    return Review(ReviewReason.SUSPECT_READ, event.t, seat=event.seat, deal=deal.number,
+                  cards=tuple(card_name(c) for c in event.cards), readings=readings, of=event.id,
+                  message=f"{event.seat}'s cards read as {cards_name(event.cards)}: {why}: please confirm")
+
+
 class PlayRules(Phase):
     @handles(ev.Play)
     def _on_play(self, event: ev.Play) -> list[Verdict]:
@@ -64,7 +71,7 @@ class PlayRules(Phase):
         if len(event.cards) > deal.counts[seat]:
             return records + [_p5(seat, f"{seat} laid {len(event.cards)} cards but holds only {deal.counts[seat]}",
                                   event.t, claim_round(deal))]
-        reading = default_reading(event.cards, deal.level, self._to_beat(deal), event.declared)
+        reading = default_reading(event.cards, deal.level, deal.table, event.declared)
         if reading is None:
             return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal))] + \
                 self._stand(deal, seat, event.cards, event.t, event.declared)
@@ -95,7 +102,7 @@ class PlayRules(Phase):
             records.append(Settled(seat, deal.number, event.t, tuple(card_name(c) for c in event.cards),
                                    event.confidence if event.confidence is not None else 1.0,
                                    (f"{', '.join(unseen)} passed unseen: the table played on to {seat}",), event.id))
-        weighing = weigh(deal, event, self._to_beat(deal))
+        weighing = weigh(deal, event, deal.table)
         read = weighing.read
         if read.possible:
             records += self._missing_report(deal, event.t)
@@ -110,26 +117,18 @@ class PlayRules(Phase):
         best = weighing.best()
         if best is None and read.fails_to_beat and deal.table_doubt == "read":
             deal.doubted.update((seat, deal.table_seat))
-            for card in deal.table_cards:  # the table's read is now in question too
-                deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
-            records.append(Review(
-                ReviewReason.SUSPECT_READ, event.t, seat=seat, deal=deal.number,
-                cards=tuple(card_name(c) for c in event.cards), of=event.id,
-                readings={"read": [card_name(c) for c in event.cards],
-                          "table": [card_name(c) for c in deal.table_cards]},
-                message=f"{seat}'s cards read as {cards_name(event.cards)} do not beat "
-                        f"{cards_name(deal.table_cards)} as read from {deal.table_seat}: one of the two reads is "
-                        "suspect: please confirm"))
+            deal.doubt(deal.table_cards)  # the table's read is now in question too
+            records.append(_suspect_read(
+                deal, event, {"read": [card_name(c) for c in event.cards],
+                              "table": [card_name(c) for c in deal.table_cards]},
+                f"do not beat {cards_name(deal.table_cards)} as read from {deal.table_seat}: "
+                "one of the two reads is suspect"))
             return records + self._missing_report(deal, event.t) + \
                 self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
         taken = f"taken as {cards_name(best.candidate.cards)} ({best.candidate.label})" if best else \
             "no reading nearby is possible: taken as read"
         deal.doubted.add(seat)
-        records.append(Review(ReviewReason.SUSPECT_READ, event.t, seat=seat, deal=deal.number,
-                              cards=tuple(card_name(c) for c in event.cards), readings=weighing.readings(),
-                              of=event.id,
-                              message=f"{seat}'s cards read as {cards_name(event.cards)}: {read.excluded_by}; "
-                                      f"{taken}: please confirm"))
+        records.append(_suspect_read(deal, event, weighing.readings(), f"{read.excluded_by}; {taken}"))
         if best is None:
             return records + self._stand(deal, seat, event.cards, event.t, event.declared, doubt="raised")
         return records + self._missing_report(deal, event.t) + \
@@ -150,7 +149,7 @@ class PlayRules(Phase):
         ``seat`` passed where the camera saw no pass (a missed token), if they could have;
         their passes are applied and returned. ``None`` when they could not (the leader
         cannot pass; a round that would have ended)."""
-        if deal.table is None and not deal.table_unknown:
+        if deal.leading:
             return None
         skipped = []
         nxt = deal.turn
@@ -185,8 +184,7 @@ class PlayRules(Phase):
             if alike:
                 after = max(after, self.ruleset.min_confidence)
                 for judged in alike:  # a face the read may have wrong does not count towards two of each
-                    for card in set(event.cards) - set(judged.candidate.cards):
-                        deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
+                    deal.doubt(set(event.cards) - set(judged.candidate.cards))
         if after >= self.ruleset.min_confidence:
             return Settled(event.seat, deal.number, event.t, cards, after, settled_by, event.id)
         shown = f"read with confidence {event.confidence:.2f}"
@@ -212,11 +210,6 @@ class PlayRules(Phase):
         if doubt:
             deal.doubted.add(event.seat)
         return [flagged] + self._stand(deal, event.seat, cards, event.t, event.declared, doubt)
-
-    @staticmethod
-    def _to_beat(deal: DealState) -> Reading | None:
-        """The combination a play must beat (``None`` when leading, or when it was read as none)."""
-        return None if deal.table_unknown else deal.table
 
     def _stand(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float,
                declared: CombType | None = None, doubt: str | None = None) -> list[Verdict]:
@@ -275,10 +268,9 @@ class PlayRules(Phase):
                     deal.hands[seat].remove(card)
         deal.counts[seat] = max(0, deal.counts[seat] - len(cards))
         deal.table, deal.table_cards, deal.table_seat, deal.passes = reading, cards, seat, 0
-        deal.table_unknown, deal.table_doubt = reading is None, doubt
+        deal.table_doubt = doubt
         if doubt == "raised":
-            for card in cards:
-                deal.doubted_faces[card] = deal.doubted_faces.get(card, 0) + 1
+            deal.doubt(cards)
         left = deal.counts[seat]
         if left == 0:
             deal.out.append(seat)
@@ -314,7 +306,7 @@ class PlayRules(Phase):
         if deal.phase == "tribute" or (deal.turn is not None and seat != deal.turn):
             return records + [_p4("warning", seat, f"{seat} passed out of turn ({deal.turn or 'tribute'} due)",
                                   event.t, claim_round(deal))]
-        if deal.table is None and not deal.table_unknown:
+        if deal.leading:
             return records + [_p1(seat, event.t, claim_round(deal))]
         records += self._missing_report(deal, event.t)
         return records + self._pass_turn(deal, seat, event.t)
@@ -333,6 +325,6 @@ class PlayRules(Phase):
         else:
             leader = deal.next_active(last)
         deal.table, deal.table_cards, deal.table_seat, deal.passes = None, (), None, 0
-        deal.table_unknown, deal.table_doubt = False, None
+        deal.table_doubt = None
         deal.round += 1
         return self._advance(deal, leader, t)
