@@ -16,6 +16,8 @@ setup() {
     # pages with poppler.
     { [ -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ] && command -v pdftoppm >/dev/null; } ||
         { apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei poppler-utils; }
+    # The hall tests put two hosts behind Debian's HAProxy (deploy/haproxy.cfg).
+    command -v haproxy >/dev/null || { apt-get update -qq && apt-get install -y -qq haproxy; }
 }
 
 case "${1:-}" in
