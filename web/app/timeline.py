@@ -129,14 +129,18 @@ class Timelines:
 
         The heads of ``tables``, and the events their cached timelines lack, are read at
         once on entering (``ReadAhead``): a batch's reads are two queries, not two per table.
-        The timelines of ``tables`` are then as of that moment, or later."""
+        The timelines of ``tables`` are then as of that moment, or later.
+
+        The shared connection is forgotten whatever happens, a failed read-ahead included: a
+        connection the database cut mid-read, kept here, failed every later batch of this
+        thread (the live feed's, for as long as the worker lived)."""
         if getattr(self._shared, "conn", None) is not None:
             yield
             return
         with self.store.engine.connect() as conn:
             self._shared.conn = conn
-            self._shared.ahead = self._read_ahead(conn, set(tables)) if tables else None
             try:
+                self._shared.ahead = self._read_ahead(conn, set(tables)) if tables else None
                 yield
             finally:
                 self._shared.conn = self._shared.ahead = None
