@@ -47,12 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--stage", choices=("all", "detector", "classifier"), default="all")
     t.add_argument("--no-decks", action="store_true", help="procedural Hershey-font designs only (no Debian deck or font packages)")
     t.add_argument("--install", action="store_true", help="copy the trained ONNX files into recognizer/models")
-    t.add_argument("--resume", metavar="DIR", type=Path, help="train in chunks in DIR, continuing from what an earlier chunk left there (first chunk: from recognizer/models)")
+    t.add_argument("--resume", metavar="DIR", nargs="?", const="", help="train in chunks in DIR (default recognizer/training/checkpoints/realtrain, committed), continuing from what an earlier chunk left there (first chunk: from recognizer/models)")
     t.add_argument("--chunk-minutes", type=float, default=40.0, help="wall time of one chunk with --resume (default 40)")
     t.add_argument("--real", metavar="DIR", type=Path, help="labelled real photographs to train on with --resume (laid out like ../shared/realtrain)")
     t.add_argument("--render-scenes", type=int, default=1500, help="rendered scenes cut into classifier crops with --resume (default 1500)")
     t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2; 1 ran 2-5x faster on the shared machine under load)")
     t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
+    t.add_argument("--distill", type=float, default=1.0, help="with --resume: weight of the installed classifier's outputs on the rendered crops it reads right (default 1; 0: labels only)")
     t.set_defaults(handler=train)
 
     deck = sub.add_parser("deck", help="card decks of this tournament")
@@ -136,9 +137,10 @@ def train(args: argparse.Namespace) -> int:
     print(f"training designs: {len(real)} real decks (held out: {', '.join(HELD_OUT)}), procedural ones in {len(fonts)} outline fonts and 6 Hershey fonts")
     sampler = training_design_sampler(decks, fonts=fonts)
     if args.resume is not None:
-        from recognizer.training.chunks import ChunkConfig, run_chunk
+        from recognizer.training.chunks import DEFAULT_DIR, ChunkConfig, run_chunk
 
-        cfg = ChunkConfig(args.resume.resolve(), args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight)
+        resume = Path(args.resume).resolve() if args.resume else DEFAULT_DIR
+        cfg = ChunkConfig(resume, args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight, args.distill)
         chunk = run_chunk(cfg, " ".join(sys.argv))
         print(json.dumps(chunk, indent=1))
         return 0

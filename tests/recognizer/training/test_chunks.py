@@ -1,14 +1,16 @@
 """Chunked training: exact quarter turns of the detector's data, and a second chunk that
-continues from the first (the tiny classifier, a few seconds each; needs torch)."""
+continues from the first, also in a copy holding only what git keeps of the folder (the
+tiny classifier, a few seconds each; needs torch)."""
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from recognizer.training.train import quarter_turn
+from recognizer.training.train import PACKAGE_MODELS, quarter_turn
 from web.app.cli import main
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "realphotos"
@@ -24,7 +26,7 @@ def test_a_quarter_turn_keeps_every_box_tight_on_its_pixels(k):
     assert turned.shape[:2] == ((60, 100) if k % 2 == 0 else (100, 60))
 
 
-def test_a_second_chunk_continues_from_the_first(tmp_path, capsys):
+def test_a_second_chunk_continues_from_the_first_and_a_clone_from_what_git_keeps(tmp_path, capsys):
     pytest.importorskip("torch")
     work = tmp_path / "run"
     args = ["train-recognizer", "--no-decks", "--resume", str(work), "--stage", "classifier", "--real", str(FIXTURE), "--render-scenes", "6", "--seed", "4"]
@@ -35,11 +37,24 @@ def test_a_second_chunk_continues_from_the_first(tmp_path, capsys):
     assert len(state["chunks"]) == 2 and state["chunks"][0] == first["chunks"][0]
     done, then = state["chunks"][0]["stages"][0], state["chunks"][1]["stages"][0]
     assert done["steps"] >= 1 and then["steps"] >= 1
-    assert done["init"].endswith("recognizer/models/index-classifier.pt")  # the first from the committed weights
-    assert then["init"] == str(work / "classifier" / "index-classifier.pt")  # the second from the first's
+    assert (work / done["init"]).resolve() == (PACKAGE_MODELS / "index-classifier.pt").resolve()  # the first from the committed weights
+    assert then["init"] == "classifier/index-classifier.pt" and then["optimizer"] == "resumed"  # the second from the first's
     assert then["accuracy_before"] == done["accuracy_after"]
-    assert state["classifier"] == str(work / "classifier" / "index-classifier.pt")
+    assert state["classifier"] == "classifier/index-classifier.pt"
     assert (work / "classifier" / "index-classifier.onnx").stat().st_size > 100_000
+
+    # What git keeps of the folder (its .gitignore leaves out data/): copied elsewhere, it resumes.
+    ignored = (work / ".gitignore").read_text().split()
+    assert "data/" in ignored and (work / "data" / "classifier-real.npz").exists()
+    clone = tmp_path / "clone"  # beside it: the paths to recognizer/models stay right
+    shutil.copytree(work, clone, ignore=shutil.ignore_patterns("data", "lock"))
+    kept = sum(f.stat().st_size for f in clone.rglob("*") if f.is_file())
+    assert kept < 5_000_000  # the chunk log and the classifier's weights: small enough to commit
+    assert main([a if a != str(work) else str(clone) for a in args] + ["--chunk-minutes", "0.05"]) == 0
+    cloned = json.loads((clone / "state.json").read_text())["chunks"][2]["stages"][0]
+    assert cloned["init"] == "classifier/index-classifier.pt" and cloned["optimizer"] == "fresh"
+    assert cloned["accuracy_before"] == then["accuracy_after"]  # the same weights, the data drawn again alike
+
     capsys.readouterr()
     assert main(args[:-1] + ["5", "--chunk-minutes", "0.05"]) == 2
     assert "--seed 4" in capsys.readouterr().err
@@ -47,3 +62,7 @@ def test_a_second_chunk_continues_from_the_first(tmp_path, capsys):
     assert main(args + ["--chunk-minutes", "0.05"]) == 2
     assert f"another chunk (process {os.getpid()})" in capsys.readouterr().err
     assert len(json.loads((work / "state.json").read_text())["chunks"]) == 2
+    (work / "lock").unlink()
+    (work / "classifier" / "index-classifier.pt").unlink()  # a state whose weights were not committed
+    assert main(args + ["--chunk-minutes", "0.05"]) == 2
+    assert "classifier/index-classifier.pt, which is missing" in capsys.readouterr().err
