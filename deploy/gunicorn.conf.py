@@ -6,12 +6,13 @@ Run on each host (the same file, the same environment):
 
 Everything site-specific comes from the environment (see deploy/README.md):
 ``GUANDAN_DB_URL``, ``GUANDAN_REDIS_URL``, ``GUANDAN_SECRET_KEY`` (one key shared by every
-host), and here ``GUANDAN_BIND``, ``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
+host), ``GUANDAN_PROXY_IPS`` (as for ``serve``), and here ``GUANDAN_BIND``,
+``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
 """
 
 import os
 
-from web.app.wsgi import HallLogger, green, patch_responses, worker_ready
+from web.app.wsgi import HallLogger, green, patch_responses, proxy_ips, worker_ready
 
 green()  # first, in the master: before the migration below loads the database driver
 
@@ -30,8 +31,11 @@ keepalive = 5
 accesslog = "-"
 logger_class = HallLogger  # no line per agent post taken (400 a second at 200 tables)
 # The proxy in front (one address for the hall) is the only client allowed to name the
-# visitor's address; the login rate limit counts per visitor.
-forwarded_allow_ips = os.environ.get("GUANDAN_PROXY_IPS", "127.0.0.1")
+# visitor's address; the login rate limit counts per visitor. Read as ``serve`` reads it.
+forwarded_allow_ips = proxy_ips()
+# No control socket: by default one in the home directory, shared by every gunicorn the
+# user runs (two hosts tried on one machine stepped on each other's).
+control_socket_disable = True
 post_worker_init = worker_ready
 
 

@@ -12,6 +12,7 @@
 | ``GUANDAN_MAX_BODY`` | largest request body in bytes | ``1048576`` |
 | ``GUANDAN_ADMIN_PASSWORD`` | the chief referee's first password (``serve``) | random, printed once |
 | ``GUANDAN_PROXIES`` | reverse proxies in front whose ``X-Forwarded-For``/``-Proto`` are trusted | ``0`` |
+| ``GUANDAN_PROXY_IPS`` | their addresses, comma-separated (gunicorn trusts their ``X-Forwarded-Proto``; ``serve`` and ``deploy/gunicorn.conf.py``, ``web.app.wsgi.proxy_ips``) | ``127.0.0.1`` |
 | ``GUANDAN_SECURE_COOKIES`` | ``1``: login cookies only over HTTPS (``serve --secure-cookies``) | off |
 | ``GUANDAN_TIMEZONE`` | the zone every printed time is in (``web/tournament/clock.py``; checked by ``serve``) | ``Asia/Shanghai`` |
 """

@@ -13,6 +13,7 @@ calls. The ``Server`` header names no server or version.
 from __future__ import annotations
 
 import gc
+import os
 import re
 import time
 
@@ -22,6 +23,8 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
 from . import create_app
+from .health import PATH as HEALTH_PATH
+from .health import HealthCheck
 
 
 def green() -> None:
@@ -39,7 +42,14 @@ def green() -> None:
 
 
 def create():
-    return create_app()
+    """The app a worker serves: the dashboard, with the proxy's health check in front."""
+    return HealthCheck(create_app())
+
+
+def proxy_ips() -> str:
+    """The addresses whose ``X-Forwarded-*`` gunicorn trusts (``GUANDAN_PROXY_IPS``, comma-separated:
+    the proxy in front of the hall): one setting for ``serve`` and ``deploy/gunicorn.conf.py``."""
+    return os.environ.get("GUANDAN_PROXY_IPS") or "127.0.0.1"
 
 
 class _Server(BaseApplication):
@@ -52,7 +62,7 @@ class _Server(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        return create_app()
+        return create()
 
 
 AGENT_POST = re.compile(r"/api/tables/[^/]+/(events|health)")
@@ -62,11 +72,13 @@ class HallLogger(Logger):
     """Gunicorn's logger, less a line for each post of a table agent that was taken: 200
     tables post 400 times a second, which buried the pages and the failures in the access log
     (and took 4% of a worker's core in a py-spy profile under bench/load.py). Refused posts
-    are logged as before."""
+    are logged as before; so are the proxy's health checks, only when answered 503 (it
+    probes every second)."""
 
     def access(self, resp, req, environ, request_time) -> None:
-        if resp.status_code == 200 and environ.get("REQUEST_METHOD") == "POST" \
-                and AGENT_POST.fullmatch(environ.get("PATH_INFO", "")):
+        path = environ.get("PATH_INFO", "")
+        if resp.status_code == 200 and (path == HEALTH_PATH or environ.get("REQUEST_METHOD") == "POST"
+                                        and AGENT_POST.fullmatch(path)):
             return
         super().access(resp, req, environ, request_time)
 
@@ -149,6 +161,6 @@ def run(bind: str, workers: int, connections: int) -> None:
     patch_responses()
     _Server({"bind": bind, "workers": workers, "worker_connections": connections, "worker_class": "gevent",
              "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "logger_class": HallLogger,
-             "forwarded_allow_ips": "127.0.0.1",
+             "forwarded_allow_ips": proxy_ips(),
              "control_socket_disable": True,  # else one socket in the user's home, shared by every server run
              "post_worker_init": worker_ready}).run()
