@@ -13,7 +13,9 @@ play ``P`` that lay in the area:
 * ``S`` empty: the area was cleared, its cards turned face down (end of a round), or a
   hand covers them all — no play; if cards show again within ``hidden_s`` they are
   judged against ``P`` as before (a resting hand lifted), later the area has forgotten
-  ``P`` (a new round: whatever shows is a new play);
+  ``P`` (a new round: whatever shows is a new play). The moment it forgets a ``P`` it
+  reports it as ``cleared``: whether the cards were taken back into the hand or swept at
+  the end of a trick, only the whole table can tell (:class:`~.watcher.TableWatcher`);
 * ``S`` inside ``P``: part of the last play is hidden or being swept away — no play;
 * ``S`` strictly contains a non-empty ``P``: cards were laid beside the last play — a
   play of the added cards ``S - P``;
@@ -44,7 +46,7 @@ class AreaState:
 
 @dataclass(frozen=True)
 class Observation:
-    """A ``play``/``pass``/``report`` seen in ``seat``'s area, dated by the first frame
+    """A ``play``/``pass``/``report``/``cleared`` seen in ``seat``'s area, dated by the first frame
     (``t``, ``frame``) of the stable state that shows it."""
 
     type: str
@@ -122,10 +124,21 @@ class AreaSegmenter:
             if confidence < self._confidence:
                 self._confidence, self._alternatives = confidence, alternatives
             self._uncertain = self._uncertain or uncertain
-        if self._committed or t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
+        if self._committed:
+            return self._forgotten(t, frame)
+        if t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
             return []
         self._committed = True
         return self._commit(state)
+
+    def _forgotten(self, t: float, frame: int) -> list[Observation]:
+        """``cleared`` once the area has shown no cards for ``hidden_s`` after a play: the
+        last play's cards are gone, not hidden under a resting hand."""
+        if (not self._last_play or self._emptied_at is None or self._last is None or self._last.cards
+                or t - self._emptied_at < self.hidden_s - 1e-6):
+            return []
+        self._last_play = ()
+        return [Observation("cleared", self.seat, t, frame)]
 
     def _commit(self, state: AreaState) -> list[Observation]:
         last, self._last = self._last, state

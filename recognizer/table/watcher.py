@@ -13,6 +13,11 @@ invent a card (two overlapping jokers read as one on one frame in three, say); a
 of frames does not, and the play is dated by the first frame that read it so. Once
 decided, the area is not read again until its pixels change, so a still area never
 changes its reading on its own.
+
+An area whose last play's cards leave it for good is reported as ``take_back`` only while
+that play is still the last thing seen on the whole table: cards that go with nobody
+acting after them went back to the hand (a flagged play withdrawn); cards swept after
+the others passed or played are the end of a trick, which says nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -189,6 +194,9 @@ class TableWatcher:
         self._views: AreaViews | None = None
         self._dt = 0.0
         self._last_t: float | None = None
+        self._last_seen: tuple[str, str] | None = None
+        """(type, seat) of the last observation made: a ``cleared`` area is a take-back only
+        right after its own play."""
 
     @property
     def delay_s(self) -> float:
@@ -228,6 +236,11 @@ class TableWatcher:
             since, area.since = area.since, None
             for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2], since=since,
                                            alternatives=area.reading[3]):
+                if obs.type == "cleared":
+                    if self._last_seen != ("play", seat):
+                        continue
+                    obs = replace(obs, type="take_back")
+                self._last_seen = (obs.type, seat)
                 events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
             self._forget_crops(area)
         return events

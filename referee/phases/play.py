@@ -239,8 +239,12 @@ class PlayRules(Phase):
     def _on_take_back(self, event: ev.TakeBack) -> list[Verdict]:
         """The watcher saw a seat's cards leave its area with no new play: a standing play
         goes back to the hand. A play that was not flagged stays played (P6: laid cards
-        are played); the referee's records are not changed by a player tidying the area."""
-        deal = self._deal(event)
+        are played); the referee's records are not changed by a player tidying the area,
+        nor by the cards of a deal's (or the session's) last play swept once it is over."""
+        session = self.session
+        deal = None if session is None or session.over else session.deal
+        if deal is None or deal.phase == "over":
+            return []
         standing = deal.standing
         if standing is not None and standing.seat == event.seat:
             self.session.deal = standing.before

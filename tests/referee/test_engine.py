@@ -100,6 +100,24 @@ def test_p4_out_of_turn_play_goes_back_when_seen_taken_back():
     assert s.deal.counts["N"] == 27 and s.deal.turn == "S" and s.deal.table is None
 
 
+def test_cards_swept_after_a_session_or_its_deal_ended_are_no_error():
+    from referee.simulate import simulate_session
+
+    events = simulate_session(seed=3).events
+    s = Script()
+    last_deal_play = max(i for i, e in enumerate(events) if e["type"] == "play" and i < next(
+        j for j, e in enumerate(events) if j > 1 and e["type"] == "deal_start"))
+    for event in events[1:last_deal_play + 1]:
+        s.feed(event)
+    assert s.deal.phase == "over"
+    assert s.feed({"type": "take_back", "seat": events[last_deal_play]["seat"], "t": events[last_deal_play]["t"] + 1}) == []
+    for event in events[last_deal_play + 1:]:
+        s.feed(event)
+    assert s.referee.state.over
+    assert s.feed({"type": "take_back", "seat": "N", "t": events[-1]["t"]}) == []
+    assert s.of_type("error") == []
+
+
 def test_p4_out_of_turn_pass_is_a_warning():
     s = Script()
     s("deal_start", deal=1, first_leader="S")

@@ -53,7 +53,23 @@ def test_face_down_or_cleared_cards_are_no_play_and_later_reset_the_area():
     seg = AreaSegmenter("N", stable_s=0.5, hidden_s=3.0)
     found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (4.0, state()), (1.0, state("KS"))])
     # KS long after the area was cleared is a new play, though it is part of the old one.
-    assert [o.cards for o in found] == [tuple(sorted(parse_cards("KS KH"))), tuple(parse_cards("KS"))]
+    assert [(o.type, o.cards) for o in found] == [
+        ("play", tuple(sorted(parse_cards("KS KH")))), ("cleared", ()), ("play", tuple(parse_cards("KS")))]
+
+
+def test_a_play_is_cleared_once_its_cards_stay_gone_for_the_hidden_time():
+    seg = AreaSegmenter("N", stable_s=0.5, hidden_s=3.0)
+    found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (0.3, None), (8.0, state())])
+    # gone at 2.3 s; a hand could rest over the cards until 5.3 s; then, once, it is cleared
+    assert [(o.type, o.seat, o.cards) for o in found] == [("play", "N", tuple(sorted(parse_cards("KS KH")))),
+                                                        ("cleared", "N", ())]
+    assert abs(found[1].t - 5.3) < 1e-6
+
+
+def test_no_clear_while_the_cards_come_back_within_the_hidden_time():
+    seg = AreaSegmenter("N", stable_s=0.5, hidden_s=3.0)
+    found = run(seg, [(1.0, state()), (1.0, state("KS KH")), (2.5, state()), (5.0, state("KS KH"))])
+    assert [o.type for o in found] == ["play"]
 
 
 def test_a_hand_resting_over_the_whole_play_does_not_replay_it():

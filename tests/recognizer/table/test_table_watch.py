@@ -124,3 +124,19 @@ def test_frames_that_are_not_images_are_refused_by_name():
     watcher = TableWatcher(TruthReaders().by_seat())
     with pytest.raises(ValueError, match="frame 7: expected a BGR image"):
         watcher.process(cv2.imread("/nonexistent.png"), 0.0, 7)
+
+
+def test_cards_taken_back_with_nobody_acting_since_are_a_take_back():
+    # S lays a pair and takes it back; later W lays a single, N passes, and W's card is swept:
+    # the end of a trick, not a take-back.
+    script = Script(
+        duration=17.0,
+        acts=(Act(1.0, "S", "lay", (0, 1)), Act(3.0, "S", "clear"),
+              Act(8.0, "W", "lay", (5,)), Act(10.0, "N", "pass"), Act(12.0, "W", "clear")),
+    )
+    events, _ = watch(script, size=(960, 540))
+    assert [(e["type"], e.get("seat")) for e in events] == [
+        ("calibration", None), ("play", "S"), ("take_back", "S"), ("play", "W"), ("pass", "N")]
+    take_back = events[2]
+    assert take_back["source"] == "camera"
+    assert 3.0 + WatchSettings().hidden_s <= take_back["t"] <= 3.0 + WatchSettings().hidden_s + LATENCY_S

@@ -43,7 +43,7 @@ from .sources import FrameCheck
 log = logging.getLogger("web.app.agent")
 
 JPEG_QUALITY = 85
-OBSERVED = ("play", "pass", "report")
+OBSERVED = ("play", "pass", "report", "take_back")
 
 
 class Wakeable(Protocol):
