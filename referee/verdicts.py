@@ -7,7 +7,8 @@ typed values:
 
 * :class:`Flag`: a candidate breach for a human (``rule`` of RULES.md, ``severity``,
   ``seat``, ``side``, ``message``, ``at`` = the ``t`` of the event that revealed it,
-  ``claim_until`` = the X5 window; clock flags add ``due``);
+  ``claim_until`` = the X5 window; clock flags add ``due``; ``detail`` holds the
+  message's facts as data, for screens to word in their reader's language);
 * :class:`DealEnd` and :class:`SessionResult`: results (P7, U1-U3, W1, S1), the latter with
   a :class:`SessionEnding` saying how the round ended;
 * :class:`Ruling`: a referee's penalty as counted, with escalation (X1-X4);
@@ -60,6 +61,10 @@ class Flag:
     claim_until: ClaimWindow
     due: float | None = None
     """Clock flags (K1-K4): when the limit plus the countdown ran out."""
+    detail: dict[str, Any] | None = None
+    """What ``message`` says, as data: ``what`` names the message, the rest are its values
+    (seats, counts, card names). Screens word it in the reader's language from these; the
+    English ``message`` stays for the command line and the records."""
 
     @property
     def key(self) -> tuple[str, Seat | None, float]:
@@ -71,6 +76,8 @@ class Flag:
                "message": self.message, "at": self.at, "claim_until": self.claim_until.to_json()}
         if self.due is not None:
             out["due"] = self.due
+        if self.detail is not None:
+            out["detail"] = self.detail
         return out
 
 
@@ -161,6 +168,8 @@ class Review:
     source: str | None = None
     of: str | None = None
     """The id of the read event in doubt, where a referee can confirm it (``confirm_read``)."""
+    detail: dict[str, Any] | None = None
+    """What ``message`` says, as data (as :attr:`Flag.detail`)."""
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"type": "review", "reason": self.reason.value}
@@ -175,6 +184,8 @@ class Review:
         if self.readings is not None:
             out["readings"] = {k: list(v) for k, v in self.readings.items()}
         out["message"] = self.message
+        if self.detail is not None:
+            out["detail"] = self.detail
         return out
 
 

@@ -32,8 +32,9 @@ def handles(kind: type) -> Callable:
 
 
 def flag(rule: str, severity: str, seat: Seat | None, message: str, at: float, claim_until: ClaimWindow,
-         side: Side | None = None, due: float | None = None) -> Flag:
-    return Flag(rule, severity, seat, side or (side_of(seat) if seat else None), message, at, claim_until, due)
+         side: Side | None = None, due: float | None = None, detail: dict | None = None) -> Flag:
+    return Flag(rule, severity, seat, side or (side_of(seat) if seat else None), message, at, claim_until, due,
+                detail)
 
 
 def claim_round(deal: DealState) -> ClaimWindow:

@@ -15,6 +15,8 @@ LIMITS = {
     "follow": ("K3", "follow_seconds", "play or pass"),
 }
 """What each clock times: its rule, the ruleset's limit, and what the seat owes."""
+TASKS = {what: key for key, (_rule, _setting, what) in LIMITS.items()}
+"""What a seat owes -> the kind of clock (a key of :data:`LIMITS`), for a flag's detail."""
 
 
 class ClockRules(Phase):
@@ -40,7 +42,9 @@ class ClockRules(Phase):
                 out.append(flag(
                     clock.rule, "warning", clock.seat,
                     f"{who} took over {clock.limit:g} s (+{grace:g} s countdown) to {clock.what}",
-                    t, claim_round(deal), due=clock.start + clock.limit + grace))
+                    t, claim_round(deal), due=clock.start + clock.limit + grace,
+                    detail={"what": "over_time", "limit": clock.limit, "countdown": grace,
+                            "task": TASKS[clock.what]}))
         return out
 
     @handles(ev.Tick)
@@ -62,4 +66,5 @@ class ClockRules(Phase):
         else:
             severity, what = "warning", "is a warning"
         return [flag("K5", severity, None, f"{event.side} arrived {minutes:g} min late: {what}",
-                     event.t, ClaimWindow(session=True), side=event.side)]
+                     event.t, ClaimWindow(session=True), side=event.side,
+                     detail={"what": "late", "minutes": minutes, "house": house})]

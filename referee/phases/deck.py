@@ -14,8 +14,8 @@ from .base import Phase, claim_deal, flag, handles
 
 
 def _d3(severity: str, seat: Seat | None, message: str, t: float, window: ClaimWindow,
-        side: Side | None = None) -> Flag:
-    return flag("D3", severity, seat, message, t, window, side=side)
+        side: Side | None = None, detail: dict | None = None) -> Flag:
+    return flag("D3", severity, seat, message, t, window, side=side, detail=detail)
 
 
 class DeckRules(Phase):
@@ -27,13 +27,14 @@ class DeckRules(Phase):
         for seat in SEATS:
             if len(deal.hands[seat]) != 27:
                 out.append(_d3("foul", seat, f"{seat} holds {len(deal.hands[seat])} cards after drawing, not 27",
-                               t, claim_deal(deal)))
+                               t, claim_deal(deal), detail={"what": "hand_size", "count": len(deal.hands[seat])}))
         faces = Counter(c for hand in deal.hands.values() for c in hand)
         extra = sorted(card_name(c) for c, n in faces.items() if n > 2)
         total = sum(faces.values())
         if extra or total != 108:
             detail = f"{total} cards" + (f"; more than two of {', '.join(extra)}" if extra else "")
-            out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal)))
+            out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal),
+                           detail={"what": "deck_wrong", "total": total, "extra": extra}))
         return out
 
     def _impossible_play(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float) -> Flag | None:
@@ -49,7 +50,8 @@ class DeckRules(Phase):
             return None
         shown = ", ".join(f"{card_name(c)} {seen[c]} times" for c in over)
         return _d3("warning", seat, f"{seat}'s play would show {shown} in this deal; two decks hold two of each "
-                                    "(a misread, or a card from another deck): not judged", t, claim_deal(deal))
+                                    "(a misread, or a card from another deck): not judged", t, claim_deal(deal),
+                   detail={"what": "too_many_copies", "seen": {card_name(c): seen[c] for c in over}})
 
     @staticmethod
     def _count_played(deal: DealState, cards: tuple[Card, ...]) -> None:
@@ -62,4 +64,5 @@ class DeckRules(Phase):
         session = self._session(event)
         deal = session.deal
         window = claim_deal(deal) if deal is not None else ClaimWindow(session=True)
-        return self._clock_flags(event.t) + [_d3("warning", event.seat, event.message, event.t, window)]
+        return self._clock_flags(event.t) + [_d3("warning", event.seat, event.message, event.t, window,
+                                                 detail={"what": "deck_anomaly", "tags": list(event.tags)})]

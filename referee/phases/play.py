@@ -7,7 +7,7 @@ import copy
 import dataclasses
 
 from .. import events as ev
-from ..cards import Card, card_name, cards_name
+from ..cards import Card, card_name, cards_name, rank_name
 from ..combos import CombType, Reading, default_reading
 from ..doubt import Weighing, is_doubtful, weigh
 from ..seats import SEATS, Seat, partner
@@ -17,23 +17,35 @@ from .base import Phase, Rejected, claim_deal, claim_round, flag, handles
 
 
 def _p1(seat: Seat, t: float, window: ClaimWindow) -> Flag:
-    return flag("P1", "warning", seat, f"{seat} must lead a combination and cannot pass", t, window)
+    return flag("P1", "warning", seat, f"{seat} must lead a combination and cannot pass", t, window,
+                detail={"what": "must_lead"})
 
 
-def _p4(severity: str, seat: Seat, message: str, t: float, window: ClaimWindow) -> Flag:
+def _p4(severity: str, seat: Seat, message: str, t: float, window: ClaimWindow, detail: dict) -> Flag:
     """Out of turn: a play is a violation, a pass or statement a warning."""
-    return flag("P4", severity, seat, message, t, window)
+    return flag("P4", severity, seat, message, t, window, detail=detail)
 
 
-def _p5(seat: Seat, message: str, t: float, window: ClaimWindow) -> Flag:
-    return flag("P5", "violation", seat, message, t, window)
+def _p5(seat: Seat, message: str, t: float, window: ClaimWindow, detail: dict) -> Flag:
+    return flag("P5", "violation", seat, message, t, window, detail=detail)
 
 
-def _suspect_read(deal: DealState, event: ev.Play, readings: dict[str, list[str]], why: str) -> Review:
+def _names(cards) -> list[str]:
+    return [card_name(c) for c in cards]
+
+
+def reading_detail(reading: Reading) -> dict:
+    """A combination as data (its type, key rank and size), for a message's detail."""
+    return {"type": reading.type.value, "rank": rank_name(reading.rank), "size": reading.size}
+
+
+def _suspect_read(deal: DealState, event: ev.Play, readings: dict[str, list[str]], why: str,
+                  detail: dict) -> Review:
     """One item about a camera read the deal makes impossible: the read is suspected, not the player."""
     return Review(ReviewReason.SUSPECT_READ, event.t, seat=event.seat, deal=deal.number,
                   cards=tuple(card_name(c) for c in event.cards), readings=readings, of=event.id,
-                  message=f"{event.seat}'s cards read as {cards_name(event.cards)}: {why}: please confirm")
+                  message=f"{event.seat}'s cards read as {cards_name(event.cards)}: {why}: please confirm",
+                  detail=detail)
 
 
 class PlayRules(Phase):
@@ -51,11 +63,12 @@ class PlayRules(Phase):
                 records = self._begin_play_after_tribute(deal, seat, event.t)
                 records.append(Review(ReviewReason.ANTI_TRIBUTE, event.t, deal=deal.number,
                                       message=f"{seat} led without a tribute: anti-tribute (T4) assumed, "
-                                              "not checkable without the hands"))
+                                              "not checkable without the hands",
+                                      detail={"what": "led_without_tribute", "leader": seat}))
                 return records + self.apply(event)
             return self._clock_flags(event.t) + [_p4(
                 "violation", seat, f"{seat} played before the tribute and return were finished", event.t,
-                claim_deal(deal))]
+                claim_deal(deal), {"what": "played_in_tribute"})]
         if deal.hands is not None and not doubtful:
             self._holds(deal, seat, event.cards)
         deal = self._follow_table(deal, seat)
@@ -70,17 +83,20 @@ class PlayRules(Phase):
             return records + [impossible] + self._stand(deal, seat, event.cards, event.t)
         if len(event.cards) > deal.counts[seat]:
             return records + [_p5(seat, f"{seat} laid {len(event.cards)} cards but holds only {deal.counts[seat]}",
-                                  event.t, claim_round(deal))]
+                                  event.t, claim_round(deal),
+                                  {"what": "more_than_held", "laid": len(event.cards), "holds": deal.counts[seat]})]
         reading = default_reading(event.cards, deal.level, deal.table, event.declared)
         if reading is None:
-            return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal))] + \
+            return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal),
+                                  self._illegal_detail(deal, event))] + \
                 self._stand(deal, seat, event.cards, event.t, event.declared)
         records += self._missing_report(deal, event.t)
         if event.confidence is not None and event.confidence < self.ruleset.min_confidence and \
                 event.id not in self.confirmed:
             records.append(Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=seat, deal=deal.number,
                                   cards=tuple(card_name(c) for c in event.cards),
-                                  message=f"read with confidence {event.confidence:.2f}: please confirm"))
+                                  message=f"read with confidence {event.confidence:.2f}: please confirm",
+                                  detail={"what": "low_confidence", "confidence": event.confidence}))
         return records + self._lay(deal, seat, event.cards, reading, event.t)
 
     def _doubtful_play(self, deal: DealState, event: ev.Play) -> list[Verdict]:
@@ -122,13 +138,16 @@ class PlayRules(Phase):
                 deal, event, {"read": [card_name(c) for c in event.cards],
                               "table": [card_name(c) for c in deal.table_cards]},
                 f"do not beat {cards_name(deal.table_cards)} as read from {deal.table_seat}: "
-                "one of the two reads is suspect"))
+                "one of the two reads is suspect",
+                {"what": "two_reads", "table": [card_name(c) for c in deal.table_cards], "from": deal.table_seat}))
             return records + self._missing_report(deal, event.t) + \
                 self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
         taken = f"taken as {cards_name(best.candidate.cards)} ({best.candidate.label})" if best else \
             "no reading nearby is possible: taken as read"
         deal.doubted.add(seat)
-        records.append(_suspect_read(deal, event, weighing.readings(), f"{read.excluded_by}; {taken}"))
+        records.append(_suspect_read(deal, event, weighing.readings(), f"{read.excluded_by}; {taken}",
+                                     {"what": "impossible_read",
+                                      "taken": _names(best.candidate.cards) if best else None}))
         if best is None:
             return records + self._stand(deal, seat, event.cards, event.t, event.declared, doubt="raised")
         return records + self._missing_report(deal, event.t) + \
@@ -192,7 +211,10 @@ class PlayRules(Phase):
             shown += f" ({after:.2f} once the deal rules out {len(weighing.ruled_out())} reading(s))"
         return Review(ReviewReason.LOW_CONFIDENCE, event.t, seat=event.seat, deal=deal.number, cards=cards,
                       readings=weighing.readings() if len(weighing.judged) > 1 else None, of=event.id,
-                      message=f"{shown}: please confirm")
+                      message=f"{shown}: please confirm",
+                      detail={"what": "low_confidence", "confidence": event.confidence,
+                              **({"after": after, "ruled_out": len(weighing.ruled_out())}
+                                 if after != event.confidence else {})})
 
     @staticmethod
     def _alike(alike: tuple, reading: Reading | None) -> tuple[str, ...]:
@@ -206,7 +228,7 @@ class PlayRules(Phase):
         """P4: one flag; the play stands as laid until the table shows the cards went back."""
         flagged = _p4("violation", event.seat,
                       f"{event.seat} played {cards_name(cards)} out of turn ({deal.turn} to play)",
-                      event.t, claim_round(deal))
+                      event.t, claim_round(deal), {"what": "played_out_of_turn", "cards": _names(cards), "turn": deal.turn})
         if doubt:
             deal.doubted.add(event.seat)
         return [flagged] + self._stand(deal, event.seat, cards, event.t, event.declared, doubt)
@@ -257,6 +279,15 @@ class PlayRules(Phase):
             declared = f" as a {event.declared.value}" if event.declared else ""
             return f"{event.seat} laid {laid}{declared}: not a combination (C4)"
         return f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})"
+
+    @staticmethod
+    def _illegal_detail(deal: DealState, event: ev.Play) -> dict:
+        """``_illegal_message`` as data."""
+        if default_reading(event.cards, deal.level, None, event.declared) is None:
+            return {"what": "not_a_combination", "cards": _names(event.cards),
+                    "declared": event.declared.value if event.declared else None}
+        return {"what": "does_not_beat", "cards": _names(event.cards), "table": _names(deal.table_cards),
+                "reading": reading_detail(deal.table)}
 
     def _lay(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], reading: Reading | None,
              t: float, doubt: str | None = None) -> list[Verdict]:
@@ -309,7 +340,7 @@ class PlayRules(Phase):
         records = self._clock_flags(event.t)
         if deal.phase == "tribute" or (deal.turn is not None and seat != deal.turn):
             return records + [_p4("warning", seat, f"{seat} passed out of turn ({deal.turn or 'tribute'} due)",
-                                  event.t, claim_round(deal))]
+                                  event.t, claim_round(deal), {"what": "passed_out_of_turn", "turn": deal.turn})]
         if deal.leading:
             return records + [_p1(seat, event.t, claim_round(deal))]
         records += self._missing_report(deal, event.t)

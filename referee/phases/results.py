@@ -68,7 +68,8 @@ class ResultRules(Phase):
                 return self._session_result(None, reason, t)
             self.session.deciding_deal = True
             return [Review(ReviewReason.DECIDING_DEAL, t,
-                           message="the round is over at equal levels: one more deal decides (W1)")]
+                           message="the round is over at equal levels: one more deal decides (W1)",
+                           detail={"what": "deciding_deal"})]
         return self._session_result("NS" if levels["NS"] > levels["EW"] else "EW", reason, t)
 
     def _session_result(self, winner: Side | None, reason: SessionEnding, t: float,

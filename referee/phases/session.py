@@ -74,11 +74,13 @@ class SessionRules(Phase):
         deal = self.session.deal if self.session else None
         return [Review(ReviewReason.FAULT, event.t, seat=event.seat, source=event.source,
                        deal=deal.number if deal is not None else None,
-                       message=f"{event.source} fault: {event.message}: its reads cannot be trusted until checked")]
+                       message=f"{event.source} fault: {event.message}: its reads cannot be trusted until checked",
+                       detail={"what": "fault", "text": event.message})]
 
     @handles(ev.Conflict)
     def _on_conflict(self, event: ev.Conflict) -> list[Verdict]:
         self._session(event)
         return self._clock_flags(event.t) + [Review(
             ReviewReason.RECOGNITION_CONFLICT, event.t, seat=event.seat, readings=event.readings,
-            message=f"the sources disagree on {event.seat}'s play area: confirm the play or correct it")]
+            message=f"the sources disagree on {event.seat}'s play area: confirm the play or correct it",
+            detail={"what": "sources_disagree"})]

@@ -76,7 +76,8 @@ def test_a_fault_is_ruled_on_with_a_review_and_changes_no_state():
     before = s.referee.state.deal.turn, dict(s.referee.state.deal.counts)
     out = s("fault", source="rfid", message="reader gone", seat="W")
     assert out == [Review(ReviewReason.FAULT, s.t, "rfid fault: reader gone: its reads cannot be trusted until "
-                          "checked", seat="W", deal=1, source="rfid").to_json()]
+                          "checked", seat="W", deal=1, source="rfid",
+                              detail={"what": "fault", "text": "reader gone"}).to_json()]
     assert (s.referee.state.deal.turn, dict(s.referee.state.deal.counts)) == before
 
 
