@@ -32,8 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     agent.set_defaults(handler=run_agent)
 
     demo = sub.add_parser("demo", help="the dashboard and simulated tables played through the real agent path")
-    demo.add_argument("--tables", type=int, default=4, help="simulated tables (default 4)")
-    demo.add_argument("--deals", type=int, default=1, help="deals each table plays (default 1)")
+    demo.add_argument("--tables", type=int, default=4, help="simulated tables (default 4), 2 pairs each")
+    demo.add_argument("--deals", type=int, default=1,
+                      help="deals a round (default 1): the event's deal limit; one more decides at equal levels")
+    demo.add_argument("--rounds", type=int, default=1, help="rounds played (default 1); those after the first are drawn Swiss")
+    demo.add_argument("--referee", choices=("none", "auto"), default="none",
+                      help="who answers the flags console: none (you, default) or auto (a simulated floor referee "
+                           "who knows the truth)")
+    demo.add_argument("--exit-when-done", action="store_true",
+                      help="exit once the tables are done (default: the dashboard stays up until Ctrl-C)")
+    demo.add_argument("--pairs", metavar="FILE", type=Path,
+                      help="pair list (CSV or .xlsx; default: the shipped examples/demo-pairs.csv)")
     demo.add_argument("--speed", type=float, default=2.0,
                       help="time compression: table seconds per wall second (default 2; the CPU may hold it lower)")
     demo.add_argument("--seed", type=int, default=1, help="seed of the simulated sessions (default 1)")
@@ -125,5 +134,7 @@ def run_demo(args: argparse.Namespace) -> int:
     data = args.data or Path("demo-data") / time.strftime("run-%Y%m%d-%H%M%S")
     if data.exists() and any(data.iterdir()):
         raise ValueError(f"--data {str(data)!r} is not empty: the demo starts its tables afresh; name a new directory")
+    extra = {"pairs": args.pairs} if args.pairs else {}
     return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
-                           data=data, port=args.port, rfid_sim=args.rfid_sim))
+                           data=data, port=args.port, rfid_sim=args.rfid_sim, rounds=args.rounds,
+                           referee=args.referee, exit_when_done=args.exit_when_done, **extra))

@@ -36,6 +36,7 @@ from hardware.simulator import demo_registry
 from recognizer.training.table_video import REACH_S, Act, Script
 from referee.cards import parse_cards
 from referee.engine import Referee
+from referee.rulesets import Ruleset
 from referee.seats import SEATS
 from referee.simulate import simulate_session
 
@@ -72,12 +73,14 @@ class TablePlan:
     swaps: list[dict] = field(default_factory=list)
     """With RFID, the D3 flag each card of another deck deserves (rule, seat, at: when its
     play is seen), for :attr:`breaches`."""
+    ruleset: Ruleset | None = None
+    """The rules the session was played under (None: the referee's default)."""
 
     @property
     def breaches(self) -> list[dict]:
         """The breaches committed at this table as flag records: what a referee fed the truth
         flags, and the cards of another deck only RFID can see."""
-        return [r for r in truth_records(self.truth) if r["type"] == "flag"] + self.swaps
+        return [r for r in truth_records(self.truth, self.ruleset) if r["type"] == "flag"] + self.swaps
 
     @property
     def first_deal_end(self) -> float:
@@ -94,24 +97,28 @@ class TablePlan:
 
 def plan_table(
     seed: int,
-    deals: int,
+    deals: int | None,
     table: str = "T1",
     breaches: float = 0.02,
     rfid: bool = False,
     hidden_s: float = 3.0,
     brisk: float = 1.0,
+    teams: dict[str, str] | None = None,
+    ruleset: Ruleset | None = None,
 ) -> TablePlan:
-    """The plan of ``deals`` deals of the session ``seed`` (fewer if the session ends first)."""
-    if deals < 1:
+    """The plan of ``deals`` deals of the session ``seed`` (fewer if the session ends first;
+    None: the whole session, which ``ruleset``'s end of round (W1) ends) played by ``teams``
+    (NS and EW) under ``ruleset``."""
+    if deals is not None and deals < 1:
         raise ValueError(f"deals must be >= 1, got {deals}")
     if not 0 < brisk <= 1:
         raise ValueError(f"brisk must be in (0, 1], got {brisk}")
-    sim = simulate_session(seed, breaches=breaches, table=table)
+    sim = simulate_session(seed, teams=teams, ruleset=ruleset, breaches=breaches, table=table)
     events = _first_deals(sim.events, deals)
-    planner = _Planner(table, hidden_s, random.Random(f"{seed}-rfid") if rfid else None, brisk)
+    planner = _Planner(table, hidden_s, random.Random(f"{seed}-rfid") if rfid else None, brisk, ruleset)
     for event in events:
         planner.add(event)
-    planted = _flags_before(sim, max(e["t"] for e in events))
+    planted = _flags_before(sim, max(e["t"] for e in events), ruleset)
     return TablePlan(
         table=table,
         script=Script(duration=planner.end + 4.0, acts=tuple(planner.acts)),
@@ -121,19 +128,20 @@ def plan_table(
         reads=planner.reads,
         registry=planner.registry,
         swaps=planner.swaps,
+        ruleset=ruleset,
     )
 
 
-def _first_deals(events: list[dict], deals: int) -> list[dict]:
+def _first_deals(events: list[dict], deals: int | None) -> list[dict]:
     starts = [i for i, e in enumerate(events) if e["type"] == "deal_start"]
-    end = starts[deals] if len(starts) > deals else len(events)
+    end = starts[deals] if deals is not None and len(starts) > deals else len(events)
     return [e for e in events[:end] if e["type"] != "session_end"]
 
 
-def _flags_before(sim, last_t: float) -> list[tuple[str, str]]:
+def _flags_before(sim, last_t: float, ruleset: Ruleset | None) -> list[tuple[str, str]]:
     """The planted flags the kept events raise: those a referee of the simulated events
     raised by ``last_t``."""
-    referee = Referee()
+    referee = Referee(ruleset)
     for event in sim.events:
         referee.feed(event)
     raised = [(r["rule"], r["seat"]) for r in referee.records() if r["type"] == "flag" and r["at"] <= last_t]
@@ -146,14 +154,15 @@ def _flags_before(sim, last_t: float) -> list[tuple[str, str]]:
 
 
 class _Planner:
-    def __init__(self, table: str, hidden_s: float, rng: random.Random | None, brisk: float) -> None:
+    def __init__(self, table: str, hidden_s: float, rng: random.Random | None, brisk: float,
+                 ruleset: Ruleset | None) -> None:
         self.table = table
         self.brisk = brisk
         self._sim_t = 0.0
         self._brisk_t = 0.0
         self.forget_gap = hidden_s + 0.5
         self.rng = rng
-        self.referee = Referee()
+        self.referee = Referee(ruleset)
         self.acts: list[Act] = []
         self.manual: list[dict] = []
         self.truth: list[dict] = []

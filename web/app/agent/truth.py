@@ -24,6 +24,7 @@ from typing import Any
 
 from referee.cards import card_name, parse_cards
 from referee.engine import Referee
+from referee.rulesets import Ruleset
 
 from .sender import Answer
 
@@ -46,11 +47,16 @@ class Perception:
     """Misreads the server rejected, the referee flagged or questioned, or a referee corrected."""
     corrected: int = 0
     """Of the caught, those a referee has corrected."""
+    rejected: int = 0
+    """Of the caught, those the server refused: kept out of the record, nothing to correct."""
     uncaught: int = 0
     passes_missed: int = 0
     deals: int = 0
     deals_right: int = 0
     """Deals whose recorded result equals the truth's."""
+    sessions: int = 0
+    sessions_right: int = 0
+    """Rounds whose recorded session result (levels, 28-point score) equals the truth's."""
     details: list[str] = field(default_factory=list)
 
     def add(self, other: Perception) -> None:
@@ -61,13 +67,20 @@ class Perception:
         return {"plays": self.plays, "misread": self.misread, "caught": self.caught, "uncaught": self.uncaught,
                 "deals": self.deals, "deals_right": self.deals_right}
 
+    @property
+    def waiting(self) -> int:
+        """Caught misreads still in the record as read: their items wait on the flags console."""
+        return self.caught - self.corrected - self.rejected
+
     def summary(self) -> str:
         per_k = 1000 * self.misread / self.plays if self.plays else 0.0
         corrected = f", {self.corrected} of them corrected" if self.corrected else ""
+        waiting = f", {self.waiting} waiting on the flags console" if self.waiting else ""
+        sessions = f", {self.sessions_right}/{self.sessions} round results" if self.sessions else ""
         return (f"{self.plays} plays, {self.misread} misread ({per_k:.1f} per 1,000): {self.caught} caught by the referee "
-                f"(conflicts, illegal or impossible plays, doubtful reads){corrected}, {self.uncaught} reached the "
-                f"record uncorrected; "
-                + (f"{self.deals_right}/{self.deals} deal results equal the truth" if self.deals
+                f"(conflicts, illegal or impossible plays, doubtful reads){corrected}{waiting}, {self.uncaught} went "
+                f"into the record unnoticed; "
+                + (f"{self.deals_right}/{self.deals} deal results{sessions} equal the truth" if self.deals
                    else "no deal finished yet"))
 
 
@@ -156,9 +169,10 @@ def is_caught(pair: Pair, remarks: Collection, corrected: Collection[str]) -> bo
             or (pair.seat, event["t"]) in remarks or event.get("id") in corrected)
 
 
-def truth_records(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What a referee makes of the true events (its JSON records)."""
-    referee = Referee()
+def truth_records(truth: list[dict[str, Any]], ruleset: Ruleset | None = None) -> list[dict[str, Any]]:
+    """What a referee makes of the true events (its JSON records), under ``ruleset`` (the
+    table's: a tournament table's round ends at its deal limit)."""
+    referee = Referee(ruleset)
     for event in truth:
         referee.feed(event)
     return referee.records()
@@ -170,16 +184,23 @@ def deal_results(records: list[dict[str, Any]]) -> list[tuple]:
             for r in records if r["type"] == "deal_end"]
 
 
+def session_results(records: list[dict[str, Any]]) -> list[tuple]:
+    return [(r.get("winner"), r.get("reason"), json.dumps(r.get("levels"), sort_keys=True),
+             json.dumps(r.get("score"), sort_keys=True)) for r in records if r["type"] == "session_result"]
+
+
 def compare(
     seen: list[dict[str, Any]],
     answered: list[Answer],
     records: list[dict[str, Any]],
     truth_deals: list[tuple],
     corrected: Collection[str] = (),
+    truth_sessions: list[tuple] = (),
 ) -> Perception:
     """``seen``: the camera-visible truth; ``answered``: the server's answers to the agent;
     ``records``: the referee's records from the store; ``truth_deals``: :func:`deal_results`
-    of the truth; ``corrected``: the ids of the events a ``correction`` replaced."""
+    of the truth; ``corrected``: the ids of the events a ``correction`` replaced;
+    ``truth_sessions``: :func:`session_results` of the truth."""
     out = Perception()
     alignment = align(seen, answered)
     remarks = remarked(records)
@@ -190,6 +211,7 @@ def compare(
         if is_caught(pair, remarks, corrected):
             out.caught += 1
             out.corrected += pair.sent.get("id") in corrected
+            out.rejected += (pair.result or {}).get("status") == "rejected"
         else:
             out.uncaught += 1
         read = [_key(pair.sent)[1]] if pair.sent else []
@@ -197,6 +219,8 @@ def compare(
     recorded = deal_results(records)
     out.deals = len(truth_deals)
     out.deals_right = sum(1 for d in truth_deals if d in recorded)
+    out.sessions = len(truth_sessions)
+    out.sessions_right = sum(1 for r in truth_sessions if r in session_results(records))
     return out
 
 
@@ -290,12 +314,13 @@ def score(
     raised: list[dict[str, Any]],
     records: list[dict[str, Any]],
     corrected: Collection[str] = (),
+    ruleset: Ruleset | None = None,
 ) -> FlagScore:
     """``truth``: every simulated event on the plan's clock; ``breaches``: the true breaches
     (flag-like records); ``answered``: the server's answers to the agent; ``raised``: every
     record the table ever had (all generations: a correction withdraws the flags it makes
     moot, which were raised all the same); ``records``: the current ones; ``corrected``:
-    the ids of the events a correction replaced."""
+    the ids of the events a correction replaced; ``ruleset``: the table's."""
     seen = [e for e in truth if e["type"] in ("play", "pass", "report")]
     alignment = align(seen, answered)
     flags = unique(raised, "flag")
@@ -314,7 +339,7 @@ def score(
     on_misread = [f for f in false if (f.get("seat"), f["at"]) in at_misread]
     knock_on = [f for f in false if f not in on_misread
                 and any(p.at <= f["at"] and deal_of(p.at) == deal_of(f["at"]) for p in misreads)]
-    truth_deals = deal_results(truth_records(truth))
+    truth_deals = deal_results(truth_records(truth, ruleset))
     recorded = deal_results(records)
     return FlagScore(
         plays=sum(1 for e in seen if e["type"] == "play"),
