@@ -4,8 +4,8 @@ The store keeps each table's live referee; pages need more than its last state: 
 plays of the current round with where each read came from, the state after any step of
 a deal (appeal review, X7), which flags were confirmed or dismissed, and a view that lags
 behind by the broadcast delay. A ``Timeline`` replays a table's accepted events (read
-through the store) with corrections folded in at the place of the event they replace,
-exactly as the referee re-derives them; it is cached per table and extended event by
+through the store) with corrections folded in at the place of the event they replace and
+confirmations of a read right after it, as the referee re-derives them; it is cached per table and extended event by
 event while no correction arrives.
 """
 
@@ -29,6 +29,9 @@ CLOSING_RECORDS = {"dismissed": "dismissed", "withdrawn": "withdrawn", "confirme
 """Records that close an item named by ``flag_key``, and what the item then is: a flag
 ``(rule, seat, at)`` dismissed or withdrawn, or a review of a read ``(None, seat, at)``
 whose read a referee confirmed (a ``confirm_read``)."""
+REJUDGING = ("correction", "confirm_read")
+"""Events after which a timeline is replayed from the start: the referee judged the deal
+afresh from an earlier event (``fold_corrections``)."""
 NOTED_RECORDS = ("flag", "review", "deal_end", "session_result")
 """Records a table's summary counts or shows: kept aside as they are derived, so that a
 summary reads them, not every step of a session that may run to thousands."""
@@ -187,7 +190,7 @@ class Timelines:
             if cached.head_seq < head["head_seq"]:
                 fresh = (ahead.after(table_id, cached.head_seq) if read_ahead else None) \
                     or self.store.events(table_id, after=cached.head_seq, conn=conn)
-                if cached.referee is None or any(e["type"] == "correction" for e in fresh):
+                if cached.referee is None or any(e["type"] in REJUDGING for e in fresh):
                     cached = self._build(table_id, head, cached.raw + fresh)
                 else:
                     cached.raw += fresh
@@ -246,15 +249,23 @@ class Timelines:
 
 
 def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
-    """The accepted events with each correction applied where the corrected event stood.
+    """The accepted events with each correction applied where the corrected event stood, and
+    each ``confirm_read`` moved to just after the read it confirms.
 
     The replacement keeps the original's time and id (as the referee does); the
-    correction itself is not replayed (the referee folds it in too). Returns pairs of the
-    event and, for a corrected one, ``{"by", "seq", "original"}``.
+    correction itself is not replayed (the referee folds it in too). A confirmation is
+    replayed, dated like its read (times never go backwards), so the steps after a read
+    a referee confirmed show the deal judged with that read, as the referee re-judged it;
+    the step of the read still holds its review, which the confirmation closes. Returns
+    pairs of the event and, for a corrected one, ``{"by", "seq", "original"}``.
     """
     out: list[list] = []
     where: dict[str, int] = {}
+    confirms: dict[int, list[dict]] = {}
     for event in raw:
+        if event["type"] == "confirm_read" and str(event.get("of")) in where:
+            confirms.setdefault(where[str(event["of"])], []).append(event)
+            continue
         if event["type"] != "correction":
             if event.get("id") is not None:
                 where[str(event["id"])] = len(out)
@@ -269,4 +280,8 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
         replacement.setdefault("source", "manual")
         out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
                                  "original": (earlier or {}).get("original", original)}]
-    return [(e, c) for e, c in out]
+    folded: list[tuple[dict, dict | None]] = []
+    for at, (event, corrected) in enumerate(out):
+        folded.append((event, corrected))
+        folded += [({**confirm, "t": event["t"]}, None) for confirm in confirms.get(at, ())]
+    return folded
