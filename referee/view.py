@@ -8,6 +8,7 @@ counts; a seat additionally sees its own hand; nobody sees another seat's hand.
 from __future__ import annotations
 
 from .cards import card_name, cards_name
+from .phases.play import reading_detail
 from .scoring import level_name
 from .seats import SEATS, Seat
 from .state import SessionState
@@ -34,7 +35,7 @@ def view_for(state: SessionState | None, seat: Seat | None = None) -> dict:
             "counts": dict(deal.counts),
             "out": list(deal.out),
             "table": {"seat": deal.table_seat, "cards": [card_name(c) for c in sorted(deal.table_cards)],
-                      "reading": str(deal.table)} if deal.table else None,
+                      "reading": str(deal.table), "combination": reading_detail(deal.table)} if deal.table else None,
             "reported": sorted(deal.reported),
         }
         if seat is not None and deal.hands is not None:

@@ -31,7 +31,7 @@ from referee.cards import CardError, card_name, parse_cards
 from referee.events import PENALTY_LEVELS
 from web.store import Appended
 
-from . import context
+from . import context, messages
 from .api import table_ids
 from .auth import safe_next, requires
 from .i18n import t
@@ -41,6 +41,14 @@ from .tables import step_evidence
 from .timeline import Step, Timeline, flag_key
 
 bp = Blueprint("flags", __name__, url_prefix="/flags")
+
+
+@bp.app_context_processor
+def _words() -> dict:
+    """The engine's facts in the reader's words, for every page (``web.app.messages``)."""
+    return {"record_message": messages.record_message, "seat_word": messages.seat_word,
+            "side_word": messages.side_word, "seats_word": messages.seats_word, "card_word": messages.card_word,
+            "combo_word": messages.combo_word, "table_word": messages.table_word}
 
 SEVERITY_ORDER = {"loss": 0, "foul": 1, "violation": 2, "warning": 3}
 KINDS = ("doubt", "flag", "other")
