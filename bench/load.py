@@ -20,6 +20,13 @@ time (the acknowledgements waited in their sockets, counted as the server's inge
 latency), and in one process of their own the last of them read a batch 150 ms after the
 first (counted as push latency). All processes read the same system-wide monotonic clock.
 
+With ``--url URL --tokens FILE`` it drives a hall that is already running instead (one
+host, or the proxy in front of several): the tables are those of the file (lines ``TABLE
+TOKEN``, made with ``guandan-ref token create``), which must not have events yet; lost
+events are counted through the hall's API (``GET /api/tables/<id>/events``, a broadcast
+delay of 0), and the server's CPU is that of the processes named by ``--pid`` (each
+host's gunicorn master with its workers; on this machine), or left out.
+
 It prints accepted events/s (over the whole run, the ramp included), ingest latency
 (request sent -> acknowledged) p50/p99, push latency (acknowledged at the agent -> seen
 by a viewer; a viewer that saw it first counts 0) p50/p99, errors, lost events
@@ -28,7 +35,8 @@ and Redis over the run (percent of one core, and ms per accepted event). With ``
 the last line is one JSON object.
 
 Usage: python bench/load.py --tables N --rate R --viewers M --seconds S
-       [--db URL --redis URL --workers K] [--ramp S] [--connections C] [--json]
+       [--db URL --redis URL --workers K | --url URL --tokens FILE [--pid PID ...]]
+       [--ramp S] [--connections C] [--json]
 Everything is bounded: the run stops after ``--ramp`` + ``--seconds`` plus a few seconds of drain,
 and the server is stopped and the scratch data removed however it ends.
 """
@@ -47,6 +55,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
@@ -110,9 +120,10 @@ class Sightings:
     """viewer -> what it received."""
 
 
-def table_events(index: int, count: int) -> list[dict]:
-    """``count`` events of table L<index>'s seeded session, a ``tick`` between every two turns."""
-    table = f"L{index}"
+def table_events(index: int, count: int, table: str | None = None) -> list[dict]:
+    """``count`` events of the seeded session ``index`` at ``table`` (default L<index>), a
+    ``tick`` between every two turns."""
+    table = table or f"L{index}"
     out: list[dict] = []
     session = play_session(index, {"NS": f"NS{index}", "EW": f"EW{index}"}, table=table)
     for before, after in zip(session, session[1:] + [None]):
@@ -123,6 +134,52 @@ def table_events(index: int, count: int) -> list[dict]:
     if count > len(out):
         raise SystemExit(f"--seconds x --rate asks for {count} events per table; a session has {len(out)}")
     return out[:count]
+
+
+def read_tokens(path: str) -> dict[str, str]:
+    """Table -> agent token, from lines ``TABLE TOKEN`` (blank lines and ``#`` comments skipped)."""
+    tokens = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            parts = line.split()
+            if len(parts) != 2:
+                raise SystemExit(f"{path} line {number}: expected 'TABLE TOKEN', not {line.strip()[:80]!r}")
+            tokens[parts[0]] = parts[1]
+    if not tokens:
+        raise SystemExit(f"{path}: no 'TABLE TOKEN' line")
+    return tokens
+
+
+def get_json(url: str) -> dict | None:
+    """The JSON a GET of ``url`` answers; None for a 404."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise SystemExit(f"GET {url}: {exc.code} {exc.reason}") from None
+    except OSError as exc:
+        raise SystemExit(f"GET {url}: {exc}") from None
+
+
+def fresh_tables(base: str, tables: list[str]) -> None:
+    """Refuse tables of a running hall that have events: a seeded session posted again is
+    answered ``duplicate`` (or rejected), not measured."""
+    used = [t for t in tables if (get_json(f"{base}/api/tables/{urllib.request.quote(t, safe='')}/events")
+                                  or {}).get("events")]
+    if used:
+        raise SystemExit(f"tables with events already: {', '.join(used[:10])}; give tokens of new tables")
+
+
+def lost_over_api(base: str, fig: Figures) -> int:
+    """``lost_events`` through the hall's API: acknowledged events it does not list at their seq."""
+    lost = 0
+    for table, acked in fig.acked.items():
+        listed = get_json(f"{base}/api/tables/{urllib.request.quote(table, safe='')}/events") or {"events": []}
+        stored = {e["seq"]: str(e.get("id")) for e in listed["events"]}
+        lost += sum(1 for seq, (eid, _) in acked.items() if stored.get(seq) != str(eid))
+    return lost
 
 
 def free_port() -> int:
@@ -371,9 +428,12 @@ def push_latencies(sight: Sightings, acked: dict[str, dict[int, float]]) -> tupl
     return (np.concatenate(out) if out else np.array([])), missed
 
 
-def roots(server_proc: subprocess.Popen) -> dict[str, list[psutil.Process]]:
-    """The server (gunicorn's master), PostgreSQL's postmaster and the Redis servers."""
-    found = {"server": [psutil.Process(server_proc.pid)], "postgresql": [], "redis": []}
+def roots(server_pids: list[int]) -> dict[str, list[psutil.Process]]:
+    """The server (gunicorn's masters), PostgreSQL's postmaster and the Redis servers."""
+    try:
+        found = {"server": [psutil.Process(pid) for pid in server_pids], "postgresql": [], "redis": []}
+    except psutil.NoSuchProcess as exc:
+        raise SystemExit(f"--pid {exc.pid}: no such process on this machine") from None
     for proc in psutil.process_iter(["name", "ppid"]):
         name = proc.info["name"] or ""
         try:
@@ -494,8 +554,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--connections", type=int, default=None,
                         help="connections per worker (default: every viewer and agent, and then some)")
+    parser.add_argument("--url", help="drive this running hall (a host, or the proxy in front) instead")
+    parser.add_argument("--tokens", metavar="FILE", help="with --url: lines 'TABLE TOKEN' of new tables")
+    parser.add_argument("--pid", type=int, action="append", default=[],
+                        help="with --url: a server's gunicorn master on this machine, for its CPU (repeat)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
+    if args.url and (not args.tokens or args.db or args.redis or args.workers != 1):
+        parser.error("--url takes --tokens FILE, and none of --db, --redis, --workers (the hall has its own)")
     if min(args.tables, args.workers) < 1 or args.viewers < 0 or args.rate <= 0 or not 0 < args.seconds <= 600 \
             or not 0 <= args.ramp <= 600:
         parser.error("--tables and --workers at least 1, --viewers at least 0, --rate above 0, --seconds 0..600, "
@@ -505,27 +571,55 @@ def main() -> None:
     if args.connections is None:
         args.connections = max(1000, args.viewers + args.tables + 50)
     count = int((args.ramp + args.seconds) * args.rate)
-    plan = {f"L{i}": table_events(i, count) for i in range(args.tables)}
     fig = Figures()
-    with tempfile.TemporaryDirectory(prefix="guandan-load-") as tmp:
-        data = Path(tmp)
-        with server(args, data) as (base, proc, db):
-            store_url = db or f"sqlite:///{data / 'store' / 'guandan.sqlite3'}"
-            with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
-                tokens = {table: create_token(store, table) for table in plan}
-            procs = roots(proc)
-            bench_proc = psutil.Process()
-            before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
-            load_before = os.getloadavg()
-            wall, views = watch(args, base, fig, lambda start: asyncio.run(run(args, base, tokens, plan, fig, start)))
-            after, bench_after = cpu_seconds(procs), bench_proc.cpu_times()
-            load_after = os.getloadavg()
-            lost = lost_events(store_url, fig)
-    cpu = {role: after[role] - before[role] for role in before}
+    if args.url:
+        base = args.url.rstrip("/")
+        tokens = read_tokens(args.tokens)
+        if args.tables > len(tokens):
+            parser.error(f"--tables {args.tables}: {args.tokens} has tokens for {len(tokens)}")
+        plan = {table: table_events(i, count, table) for i, table in enumerate(list(tokens)[:args.tables])}
+        fresh_tables(base, list(plan))
+        procs = roots(args.pid)
+        if not args.pid:
+            del procs["server"]  # not measured: no CPU per event either
+        wall, views, cpu, bench_cpu_s, loads = measure(args, base, tokens, plan, fig, procs)
+        lost = lost_over_api(base, fig)
+    else:
+        plan = {f"L{i}": table_events(i, count) for i in range(args.tables)}
+        with tempfile.TemporaryDirectory(prefix="guandan-load-") as tmp:
+            data = Path(tmp)
+            with server(args, data) as (base, proc, db):
+                store_url = db or f"sqlite:///{data / 'store' / 'guandan.sqlite3'}"
+                with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
+                    tokens = {table: create_token(store, table) for table in plan}
+                wall, views, cpu, bench_cpu_s, loads = measure(args, base, tokens, plan, fig, roots([proc.pid]))
+                lost = lost_events(store_url, fig)
+    report(args, fig, wall, views, cpu, bench_cpu_s, loads, lost)
+
+
+def measure(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures,
+            procs: dict[str, list[psutil.Process]]) -> tuple[float, dict, dict[str, float], float, list[float]]:
+    """Run the viewers and agents against ``base``; (wall seconds, push figures, CPU seconds
+    of each of ``procs``' roles, the bench's own CPU seconds, the load average before and after)."""
+    bench_proc = psutil.Process()
+    before, bench_before = cpu_seconds(procs), bench_proc.cpu_times()
+    load_before = os.getloadavg()
+    wall, views = watch(args, base, fig, lambda start: asyncio.run(run(args, base, tokens, plan, fig, start)))
+    after, bench_after = cpu_seconds(procs), bench_proc.cpu_times()
+    load_after = os.getloadavg()
+    bench_cpu_s = (bench_after.user + bench_after.system + views["cpu_s"]) - (bench_before.user + bench_before.system)
+    return wall, views, {role: after[role] - before[role] for role in before}, bench_cpu_s, \
+        [load_before[0], load_after[0]]
+
+
+def report(args, fig: Figures, wall: float, views: dict, cpu: dict[str, float], bench_cpu_s: float,
+           loads: list[float], lost: int) -> None:
     busy = sum(cpu.values())
     out = {
         "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds, "ramp": args.ramp,
-        "db": "postgresql" if args.db else "sqlite", "redis": bool(args.redis), "workers": args.workers,
+        "db": None if args.url else "postgresql" if args.db else "sqlite", "redis": bool(args.redis),
+        "workers": args.workers,
+        "url": args.url, "server_pids": args.pid if args.url else None,
         "connections": args.connections,
         "sent": fig.sent, "accepted": fig.accepted, "duplicates": fig.duplicates, "rejected": fig.rejected,
         "errors": fig.errors + views["viewer_errors"], "lost": lost, "push_missed": views["push_missed"],
@@ -533,12 +627,12 @@ def main() -> None:
         "ingest_p50_ms": percentile(fig.ingest_ms, 50), "ingest_p99_ms": percentile(fig.ingest_ms, 99),
         "push_p50_ms": views["push_p50_ms"], "push_p99_ms": views["push_p99_ms"],
         "cpu_pct_of_one_core": {role: round(100 * s / wall, 1) for role, s in cpu.items()},
-        "cpu_ms_per_event": round(1000 * busy / fig.accepted, 2) if fig.accepted else None,
-        "bench_client_cpu_pct": round(100 * ((bench_after.user + bench_after.system + views["cpu_s"])
-                                             - (bench_before.user + bench_before.system)) / wall, 1),
-        "loadavg_1m": [round(load_before[0], 2), round(load_after[0], 2)],
+        "cpu_ms_per_event": round(1000 * busy / fig.accepted, 2) if fig.accepted and "server" in cpu else None,
+        "bench_client_cpu_pct": round(100 * bench_cpu_s / wall, 1),
+        "loadavg_1m": [round(load, 2) for load in loads],
     }
-    print(f"{out['db']}{'+redis' if args.redis else ''}, {args.workers} worker(s): {args.tables} tables x "
+    hall = args.url or f"{out['db']}{'+redis' if args.redis else ''}, {args.workers} worker(s)"
+    print(f"{hall}: {args.tables} tables x "
           f"{args.rate:g} events/s, {args.viewers} viewers, {wall:.0f} s")
     print(f"  accepted {fig.accepted} ({out['accepted_per_s']}/s), errors {out['errors']}, lost {lost}, "
           f"rejected {fig.rejected}, pushes missed {out['push_missed']}")
