@@ -39,6 +39,15 @@ def flags_of(records):
     return Counter((r["rule"], r["seat"]) for r in records if r["type"] == "flag")
 
 
+def console_of(server):
+    """A client logged in as a floor referee, for the flags console."""
+    password = server.login("floor")
+    console = server.app.test_client()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', console.get("/login").get_data(as_text=True)).group(1)
+    assert console.post("/login", data={"name": "floor", "password": password, "csrf_token": token}).status_code == 302
+    return console
+
+
 @pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
 def test_one_deal_through_the_real_recognizer_agent_and_server(server, tmp_path):
     options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05)
@@ -95,10 +104,7 @@ def test_a_misread_the_referee_caught_and_corrected_on_the_console_puts_the_deal
             misread.append((sent, true))
     assert misread and any(true["cards"].count("BJ") == 2 for _, true in misread)
 
-    password = server.login("floor")
-    console = server.app.test_client()
-    token = re.search(r'name="csrf_token" value="([^"]+)"', console.get("/login").get_data(as_text=True)).group(1)
-    assert console.post("/login", data={"name": "floor", "password": password, "csrf_token": token}).status_code == 302
+    console = console_of(server)
     token = re.search(r'name="csrf_token" value="([^"]+)"', console.get("/flags/").get_data(as_text=True)).group(1)
     for sent, true in misread:
         form = {"of": sent["id"], "seat": sent["seat"], "kind": "play", "cards": " ".join(true["cards"]),
@@ -169,8 +175,8 @@ def test_a_server_outage_mid_deal_loses_and_doubles_nothing(tmp_path):
 def test_a_card_only_rfid_can_tell_is_flagged_d3_through_the_simulated_reader_on_a_pty(server, tmp_path):
     """With --rfid-sim: E's second play of seed 147 has a card of another deck (same face).
     The camera reads the face as usual; the simulated reader writes its tag on a pty, the
-    agent reads the pty with the jsonl parser, its deck check names the stranger and the
-    referee flags D3 for E."""
+    agent reads the pty with the jsonl parser, its deck check names the stranger, the
+    referee flags D3 for E and the flag is on the flags console."""
     options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05, rfid_sim=True)
     table = make_table("T1", 147, options, server.url, server.token("T1"), tmp_path / "agents")
     (stranger,) = [r for r in table.plan.reads if r.tag not in table.plan.registry]
@@ -201,3 +207,5 @@ def test_a_card_only_rfid_can_tell_is_flagged_d3_through_the_simulated_reader_on
     assert play["cards"]  # the camera named the card RFID could not
     flags = flags_of(server.store.records("T1"))
     assert flags[("D3", "E")] == 1, flags
+    page = console_of(server).get("/flags/").get_data(as_text=True)  # where the referee sees it
+    assert page.count('data-table="T1" data-rule="D3" data-seat="E"') == 1

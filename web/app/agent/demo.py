@@ -35,6 +35,7 @@ from hardware.table import RfidTable
 from recognizer.training.table_video import TableRenderer, TruthReaders
 from recognizer.table.watcher import AreaReader, TableWatcher, WatchSettings, default_reader
 from referee.rulesets import Ruleset
+from web.tournament import service
 
 from .agent import TableAgent
 from .demodesk import PAIRS, Desk
@@ -137,6 +138,13 @@ class DemoServer:
         password = secrets.token_urlsafe(9)
         add_user(self.store, name, role, password)
         return password
+
+    def publish(self, table: str) -> None:
+        """Tell the open pages that ``table`` moved (what the app does after its own writes)."""
+        from web.app import context
+
+        with self.app.app_context():
+            context.broker().publish(table)
 
     def stop(self) -> None:
         self._server.shutdown()
@@ -318,8 +326,6 @@ class Demo:
         self._round_closed(self.options.rounds, stop, wait=False)
 
     def _play_round(self, round_no: int, stop: threading.Event) -> None:
-        from web.tournament import service
-
         o, desk = self.options, self.desk
         matches = [m for m in desk.draw() if m.ew is not None]
         service.start_round(self.store, desk.event, round_no, time.time())
@@ -335,7 +341,8 @@ class Demo:
         first = min(t.plan.first_deal_end for t in tables) / o.speed
         self.say(f"round {round_no}: {len(tables)} table(s), {', '.join(t.plan.table for t in tables)}, {o.speed:g}x; "
                  f"the first deal result after about {first:.0f} s (if the CPU keeps up); Ctrl-C stops")
-        referee = FloorReferee(self.store, [t.view() for t in tables], AUTO_REFEREE) if o.referee == "auto" else None
+        referee = FloorReferee(self.store, [t.view() for t in tables], AUTO_REFEREE, notify=self.server.publish) \
+            if o.referee == "auto" else None
         answering = threading.Event()
         watcher = threading.Thread(target=referee.run, args=(answering,), name="floor-referee", daemon=True) \
             if referee else None
@@ -373,7 +380,9 @@ class Demo:
             while waiting and not stop.wait(2.0):
                 self.refresh_health()
                 waiting = self.desk.waiting(round_no)
-        self.desk.sign(round_no)
+        if self.desk.sign(round_no):
+            for match in service.matches(self.store, self.desk.event, round_no):
+                self.server.publish(match.table_id)
         self.say(f"round {round_no} results (28-point score, NS:EW):")
         for line in self.desk.results(round_no):
             self.say(line)

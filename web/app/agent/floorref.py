@@ -79,8 +79,11 @@ class TableView:
 class FloorReferee:
     """Answers the items of ``tables`` (see the module) through ``store`` as ``by``."""
 
-    def __init__(self, store: Store, tables: list[TableView], by: str, delay_s: float = DELAY_S) -> None:
+    def __init__(self, store: Store, tables: list[TableView], by: str, delay_s: float = DELAY_S,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.store, self.tables, self.by, self.delay_s = store, tables, by, delay_s
+        self.notify = notify
+        """Told the table after each answer appended (the dashboard's pages follow it live)."""
         self.given: Counter = Counter()
         """Answers appended, by event type."""
         self.refused: list[str] = []
@@ -145,6 +148,8 @@ class FloorReferee:
                 return False
             table.seq = done.seq
             self.given[answer["type"]] += 1
+            if self.notify is not None:
+                self.notify(table.name)
             return True
 
 
