@@ -153,6 +153,42 @@ class SignOff(Base):
     __table_args__ = (Index("ix_signoffs_table_id", "table_id", "session"),)
 
 
+class SignLink(Base):
+    """A short-lived sign-off link of one side of a session result (S3), opened on a phone.
+
+    Only digests are kept: ``token_hash`` (SHA-256 of the random token in the link) and
+    ``code_hash`` (a keyed digest of the 6-digit code, which is too short to hash bare).
+    ``ended`` says why it no longer opens (``used``, ``replaced`` by a newer link) and when."""
+
+    __tablename__ = "sign_links"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(120), ForeignKey("table_heads.table_id"))
+    session: Mapped[int] = mapped_column(Integer)
+    side: Mapped[str] = mapped_column(String(2))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    code_hash: Mapped[str] = mapped_column(String(64))
+    issued_by: Mapped[str] = mapped_column(String(120))
+    issued_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)
+    ended: Mapped[str | None] = mapped_column(String(20))
+    ended_at: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (Index("ix_sign_links_table_id", "table_id", "session"),)
+
+
+class SignOffDoor(Base):
+    """Through which door a sign-off action came: a side's phone link (``link``) or a scorer
+    at the desk (``desk``, with the scorer's name), and the table's chain head then."""
+
+    __tablename__ = "signoff_doors"
+    signoff_id: Mapped[int] = mapped_column(Integer, ForeignKey("signoffs.id"), primary_key=True,
+                                            autoincrement=False)
+    door: Mapped[str] = mapped_column(String(10))
+    link_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("sign_links.id"))
+    official: Mapped[str | None] = mapped_column(String(120))
+    head_seq: Mapped[int] = mapped_column(Integer)
+    head_hash: Mapped[str] = mapped_column(String(64))
+
+
 class Tournament(Base):
     """A multi-round event: ruleset, ranking chain (S2), round clock (W1-W2), lot seed."""
 

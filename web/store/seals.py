@@ -2,8 +2,8 @@
 
 The manifest (seal ``tables``) lists every table id; it changes only when a table is
 created, so a deleted table (head, events and all) is named by ``verify``. The row seals
-(``rows:<table>``) cover the tables that are not event chains: sign-offs, officials and
-tournaments (tournaments, pairs, rounds, matches, rulings). Each holds a digest of every row by
+(``rows:<table>``) cover the tables that are not event chains: sign-offs (with their links and
+doors), officials and tournaments (tournaments, pairs, rounds, matches, rulings). Each holds a digest of every row by
 primary key and is re-signed whenever a transaction of this store writes to that table,
 whoever's code the write comes from: ``install`` watches the engine's statements and
 re-seals at commit, with the seal row locked so that two writers re-seal in turn. A row
@@ -21,11 +21,12 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import UpdateBase
 
 from .chain import canonical, manifest_mac
-from .models import Match, Official, Pair, Round, Seal, SignOff, Tournament, TournamentRuling
+from .models import Match, Official, Pair, Round, Seal, SignLink, SignOff, SignOffDoor, Tournament, TournamentRuling
 from .signing import WrongKey, same
 
 MANIFEST = "tables"
-SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match, TournamentRuling)}
+SEALED_ROWS = {m.__tablename__: m for m in (Official, SignOff, Tournament, Pair, Round, Match, TournamentRuling,
+                                           SignLink, SignOffDoor)}
 APP_ROWS = {"app_users": ("name",), "app_table_tokens": ("table_id",)}
 """The app's tables sealed too (logins with their password hashes and roles, agent
 tokens), named with their primary keys: they live in the store's database, on the app's

@@ -12,6 +12,10 @@ scoring error while the players are still at the table (before both sides signed
 entry error within 10 minutes after the round, an appeal within 30 minutes after the
 round. The round ends when the table's result is stored. Later, only the chief referee
 may reopen a result ("later corrections need the chief referee"), with a reason.
+
+Every action is kept with its door (``Door``): a side's own phone link (``signlinks``) or
+a scorer at the desk, named, and the table's chain head at that moment, so that the sheet
+and the audit say who signed how, and against which recorded play.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from sqlalchemy.engine import Connection
 from referee.seats import SIDES
 from web.store import Store
 from web.store.db import WRITE
-from web.store.models import DerivedRecord, Match, Official, Pair, SignOff, TableEvent, TableHead
+from web.store.models import DerivedRecord, Match, Official, Pair, SignOff, SignOffDoor, TableEvent, TableHead
 
 from .clock import clock_time
 from .clock import wall_time as wall_time
@@ -37,6 +41,21 @@ APPEAL_S = 30 * 60.0
 
 class SignOffError(ValueError):
     """A sign-off action that does not fit the result's state."""
+
+
+@dataclass(frozen=True)
+class Door:
+    """How a sign-off action reached the store: ``link`` (the side's phone link, ``link_id``)
+    or ``desk`` (a scorer's form or the command line; ``official``: the scorer, if known)."""
+
+    kind: str = "desk"
+    official: str | None = None
+    link_id: int | None = None
+
+
+DESK = Door()
+DOORS = {"link": "手机链接 phone link", "desk": "记分台 desk"}
+"""How the printed sheet names each door (both languages, as the rest of the sheet)."""
 
 
 def result_digest(result: dict) -> str:
@@ -53,10 +72,26 @@ class SignOffStatus:
     signed_at: dict[str, float] = field(default_factory=dict)
     """side -> when (wall time, seconds since the epoch)."""
     dispute: str | None = None
+    doors: dict[str, dict] = field(default_factory=dict)
+    """side -> the door of its signature: door, official, head_seq, head_hash."""
 
     def as_dict(self) -> dict:
         return {"state": self.state, "signed": dict(self.signed), "dispute": self.dispute,
-                "signed_at": {side: wall_time(at) for side, at in self.signed_at.items()}}
+                "signed_at": {side: wall_time(at) for side, at in self.signed_at.items()},
+                "doors": {side: dict(door) for side, door in self.doors.items()}}
+
+
+def door_of(act: dict) -> dict:
+    """The door fields of an action (none for an action kept before doors were)."""
+    return {k: act.get(k) for k in ("door", "official", "head_seq", "head_hash")}
+
+
+def door_text(door: dict | None) -> str:
+    """A door as the printed sheet says it: which door, the scorer at the desk, the chain head."""
+    if not door or not door.get("door"):
+        return ""
+    who = f" ({door['official']})" if door.get("official") else ""
+    return f"{DOORS.get(door['door'], door['door'])}{who}; 链 chain #{door['head_seq']} {door['head_hash'][:12]}"
 
 
 def replay(actions: list[dict], digest: str) -> SignOffStatus:
@@ -69,8 +104,10 @@ def replay(actions: list[dict], digest: str) -> SignOffStatus:
         elif kind == "resolve":
             status = SignOffStatus()
         elif kind == "sign" and status.state != "disputed" and act["result_digest"] == digest:
-            status.signed.setdefault(act["side"], act["by"])
-            status.signed_at.setdefault(act["side"], act["at"])
+            if act["side"] not in status.signed:
+                status.signed[act["side"]] = act["by"]
+                status.signed_at[act["side"]] = act["at"]
+                status.doors[act["side"]] = door_of(act)
     if status.state != "disputed" and set(status.signed) == set(SIDES):
         status.state = "final"
     return status
@@ -105,13 +142,13 @@ def sessions(store: Store, table_id: str) -> int:
         return len(session_results(conn, table_id))
 
 
-def sign(store: Store, table_id: str, side: str, by: str, session: int = 1) -> SignOffStatus:
+def sign(store: Store, table_id: str, side: str, by: str, session: int = 1, door: Door = DESK) -> SignOffStatus:
     """``by`` confirms the current result of ``session`` for ``side`` (S3)."""
-    return _act(store, "sign", table_id, session, side, by, None)
+    return _act(store, "sign", table_id, session, side, by, None, door=door)
 
 
 def dispute(store: Store, table_id: str, side: str, by: str, note: str, session: int = 1, *,
-            override_by: str | None = None, reason: str | None = None) -> SignOffStatus:
+            override_by: str | None = None, reason: str | None = None, door: Door = DESK) -> SignOffStatus:
     """A side disputes the result within a window (S4, X7): signatures are void until a
     referee resolves it. Past every window only the chief referee (``override_by``, with a
     ``reason``) may reopen it; who and why are kept with the dispute's note."""
@@ -119,37 +156,48 @@ def dispute(store: Store, table_id: str, side: str, by: str, note: str, session:
         if reason is None or not reason.strip():
             raise SignOffError("dispute past the windows: the chief referee's reason is needed (--reason)")
         note = f"{note} ({REOPENED}: {override_by}: {reason.strip()})"
-    return _act(store, "dispute", table_id, session, side, by, note, override_by=override_by)
+    return _act(store, "dispute", table_id, session, side, by, note, override_by=override_by, door=door)
 
 
 def resolve(store: Store, table_id: str, by: str, note: str = "", session: int = 1) -> SignOffStatus:
     """An official closes a dispute (after any correction); both sides sign again."""
-    return _act(store, "resolve", table_id, session, None, by, note)
+    return _act(store, "resolve", table_id, session, None, by, note, door=Door(official=by))
 
 
 def _act(store: Store, action: str, tid: str, session: int, side: str | None, by: str,
-         note: str | None, override_by: str | None = None) -> SignOffStatus:
-    """Check and keep one action; the table's head row is locked so that two sign-offs
-    of one table are taken one after the other, each seeing the other."""
+         note: str | None, override_by: str | None = None, door: Door = DESK) -> SignOffStatus:
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-        conn.execute(select(TableHead.table_id).where(TableHead.table_id == tid).with_for_update()).first()
-        digest = result_digest(session_result(conn, tid, session))
-        actions = actions_on(conn, tid, session)
-        status = replay(actions, digest)
-        check_action(action, side, status)
-        _check_signer(conn, tid, action, side, by)
-        now = store.clock()
-        if action == "dispute":
-            ended = round_ended_at(conn, tid, session)
-            stage = stage_ended_at(conn, tid)
-            if override_by is not None:
-                _check_chief(conn, override_by, status.state, ended, now, store.windows.entry_s, stage)
-            else:
-                check_window(status.state, ended, now, store.windows.entry_s, stage)
-        row = dict(table_id=tid, session=session, action=action, side=side, by=by,
-                   result_digest=digest, note=note, at=now)
-        conn.execute(insert(SignOff).values(**row))
-        return replay([*actions, row], digest)
+        return act_on(conn, store, action, tid, session, side, by, note, override_by, door)
+
+
+def act_on(conn: Connection, store: Store, action: str, tid: str, session: int, side: str | None, by: str,
+           note: str | None, override_by: str | None = None, door: Door = DESK) -> SignOffStatus:
+    """Check and keep one action inside the caller's transaction (a phone link is spent in
+    the same one); the table's head row is locked so that two sign-offs of one table are
+    taken one after the other, each seeing the other, and its head is the action's."""
+    head = conn.execute(select(TableHead.head_seq, TableHead.head_hash)
+                        .where(TableHead.table_id == tid).with_for_update()).first()
+    if head is None:
+        raise SignOffError(f"no table {tid!r}")
+    digest = result_digest(session_result(conn, tid, session))
+    actions = actions_on(conn, tid, session)
+    status = replay(actions, digest)
+    check_action(action, side, status)
+    _check_signer(conn, tid, action, side, by)
+    now = store.clock()
+    if action == "dispute":
+        ended = round_ended_at(conn, tid, session)
+        stage = stage_ended_at(conn, tid)
+        if override_by is not None:
+            _check_chief(conn, override_by, status.state, ended, now, store.windows.entry_s, stage)
+        else:
+            check_window(status.state, ended, now, store.windows.entry_s, stage)
+    row = dict(table_id=tid, session=session, action=action, side=side, by=by,
+               result_digest=digest, note=note, at=now)
+    kept = conn.execute(insert(SignOff).values(**row)).inserted_primary_key[0]
+    doors = dict(door=door.kind, official=door.official, head_seq=head.head_seq, head_hash=head.head_hash)
+    conn.execute(insert(SignOffDoor).values(signoff_id=kept, link_id=door.link_id, **doors))
+    return replay([*actions, {**row, **doors}], digest)
 
 
 REOPENED = "reopened past the windows by the chief referee"
@@ -277,11 +325,20 @@ def _check_signer(conn: Connection, tid: str, action: str, side: str | None, by:
 
 
 def actions_on(conn: Connection, tid: str, session: int) -> list[dict]:
+    """The actions on a result, in order, each with its door (``door_of``)."""
     rows = conn.execute(
-        select(SignOff).where(SignOff.table_id == tid, SignOff.session == session).order_by(SignOff.id)
-    ).all()
-    return [dict(action=r.action, side=r.side, by=r.by, result_digest=r.result_digest, note=r.note, at=r.at)
-            for r in rows]
+        select(SignOff.action, SignOff.side, SignOff.by, SignOff.result_digest, SignOff.note, SignOff.at,
+               SignOffDoor.door, SignOffDoor.official, SignOffDoor.head_seq, SignOffDoor.head_hash)
+        .outerjoin(SignOffDoor, SignOffDoor.signoff_id == SignOff.id)
+        .where(SignOff.table_id == tid, SignOff.session == session).order_by(SignOff.id)
+    ).mappings().all()
+    return [dict(r) for r in rows]
+
+
+def trail(store: Store, tid: str, session: int) -> list[dict]:
+    """Every sign-off action on a result, in order, with its door and wall time: the audit."""
+    with store.engine.connect() as conn:
+        return [{**act, "when": wall_time(act["at"])} for act in actions_on(conn, tid, session)]
 
 
 def status_on(conn: Connection, tid: str, session: int) -> SignOffStatus:
