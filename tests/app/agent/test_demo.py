@@ -17,7 +17,7 @@ import time
 import requests
 
 from recognizer.training.table_video import TruthReaders, TruthReading
-from referee.cards import rank_of
+from referee.cards import card_name, rank_of
 from web.app import create_app
 from web.app.agent.demo import AUTO_REFEREE, DemoOptions, run
 from web.app.agent.demodesk import EVENT
@@ -63,9 +63,10 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
-def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_stays_up(tmp_path):
-    data = tmp_path / "data"
-    options = DemoOptions(tables=1, deals=1, speed=100.0, seed=SEED, data=data, port=0, referee="auto")
+def start_demo(tmp_path, referee):
+    """The demo in a thread, up to its tables being done: (thread, output, stop, exit codes,
+    the readers it made, the dashboard's URL)."""
+    options = DemoOptions(tables=1, deals=1, speed=100.0, seed=SEED, data=tmp_path / "data", port=0, referee=referee)
     out, stop, codes, readers = io.StringIO(), threading.Event(), [], []
 
     def readers_made():
@@ -76,12 +77,35 @@ def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_
     demo.start()
     try:
         wait_for(lambda: "stays up" in out.getvalue() or not demo.is_alive(), 300, "the tables to finish")
+        assert demo.is_alive(), out.getvalue()  # the tables are done, the demo is not
+        assert readers[0].dropped > 0, "the misread never happened"
+    except BaseException:
+        stop.set()
+        raise
+    return demo, out, stop, codes, readers, re.search(r"dashboard: (http://\S+)", out.getvalue()).group(1)
+
+
+def logged_in(url, text):
+    """A browser session logged in with the demo's login (printed in ``text``)."""
+    login, password = re.search(r"login: (\S+) / (\S+)", text).groups()
+    session = requests.Session()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', session.get(url + "/login", timeout=10).text).group(1)
+    session.post(url + "/login", data={"name": login, "password": password, "csrf_token": token}, timeout=10)
+    return session
+
+
+def perception(url):
+    (tile,) = requests.get(f"{url}/api/tables", timeout=10).json()["tables"]
+    return tile["health"]["perception"]
+
+
+def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_stays_up(tmp_path):
+    data = tmp_path / "data"
+    demo, out, stop, codes, readers, url = start_demo(tmp_path, "auto")
+    try:
         text = out.getvalue()
-        assert demo.is_alive(), text  # the tables are done, the demo is not
-        url = re.search(r"dashboard: (http://\S+)", text).group(1)
         table = service.table_id(EVENT, 1, 1)
 
-        assert readers[0].dropped > 0, "the misread never happened"
         summary = next(line for line in text.splitlines() if line.startswith(f"{table}:"))
         assert "1 caught by the referee" in summary and "1 of them corrected" in summary, summary
         assert "0 went into the record unnoticed" in summary and "waiting" not in summary, summary
@@ -90,11 +114,7 @@ def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_
 
         for page in ("/", "/results", f"/events/{EVENT}"):  # served after the tables are done
             assert requests.get(url + page, timeout=10).status_code == 200, page
-        login, password = re.search(r"login: (\S+) / (\S+)", text).groups()
-        referee = requests.Session()
-        token = re.search(r'name="csrf_token" value="([^"]+)"', referee.get(url + "/login", timeout=10).text).group(1)
-        referee.post(url + "/login", data={"name": login, "password": password, "csrf_token": token}, timeout=10)
-        assert referee.get(url + "/flags/", timeout=10).status_code == 200  # the console, for the person
+        assert logged_in(url, text).get(url + "/flags/", timeout=10).status_code == 200  # the console, for a person
         floor = requests.get(url + "/", timeout=10).text
         standings = requests.get(f"{url}/events/{EVENT}", timeout=10).text
         sheet = requests.get(f"{url}/events/{EVENT}/sheets.csv", timeout=10).content.decode("utf-8-sig")
@@ -121,3 +141,40 @@ def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_
     assert names[match.ns] in standings and names[match.ew] in standings
     (first, second) = service.standings_of(store, EVENT)
     assert first.rounds_played == second.rounds_played == 1
+
+
+def test_a_correction_on_the_console_after_the_tables_are_done_puts_the_counts_and_the_round_right(tmp_path):
+    """With no floor referee the caught misread waits on the console; the person corrects it
+    there once the table is done, and the floor tile's counts, the round's result and its
+    signatures follow while the demo stays up."""
+    demo, out, stop, codes, readers, url = start_demo(tmp_path, "none")
+    table = service.table_id(EVENT, 1, 1)
+    try:
+        summary = next(line for line in out.getvalue().splitlines() if line.startswith(f"{table}:"))
+        assert "1 caught by the referee" in summary and "1 waiting on the flags console" in summary, summary
+        assert "wait on the flags console" in out.getvalue()
+        before = perception(url)
+        assert (before["misread"], before["caught"], before["uncaught"], before["deals_right"]) == (1, 1, 0, 0)
+
+        person = logged_in(url, out.getvalue())
+        console = person.get(url + "/flags/", timeout=10).text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', console).group(1)
+        seat, cards = readers[0].target
+        read = sorted(card_name(c) for c in cards[:-1])
+        (misread,) = [e for e in requests.get(f"{url}/api/tables/{table}/events", timeout=10).json()["events"]
+                      if e["type"] == "play" and e["seat"] == seat and sorted(e["cards"]) == read]
+        form = {"of": misread["id"], "seat": seat, "kind": "play", "cards": " ".join(card_name(c) for c in cards),
+                "csrf_token": token}
+        assert person.post(f"{url}/flags/{table}/correct", data=form, timeout=10).status_code in (200, 302)
+
+        wait_for(lambda: perception(url)["deals_right"] == 1, 30, "the floor tile to count the corrected deal")
+        after = perception(url)
+        assert (after["misread"], after["caught"], after["uncaught"]) == (1, 1, 0)
+        store = get_store(create_app({"DATA_DIR": str(tmp_path / "data")}))
+        (match,) = service.matches(store, EVENT, 1)
+        wait_for(lambda: service.match_state(store, match) == "final", 30, "both pairs to sign the result")
+        assert [s.rounds_played for s in service.standings_of(store, EVENT)] == [1, 1]
+    finally:
+        stop.set()
+        demo.join(timeout=60)
+    assert codes == [0]

@@ -378,17 +378,28 @@ class Demo:
             self.say(f"round {round_no}: {', '.join(waiting)} wait(s) for the referee: correct the misreads on the "
                      f"flags console ({self.server.url}/flags/); round {round_no + 1} is drawn then")
             while waiting and not stop.wait(2.0):
-                self.refresh_health()
+                self.tick()
                 waiting = self.desk.waiting(round_no)
-        if self.desk.sign(round_no):
-            for match in service.matches(self.store, self.desk.event, round_no):
-                self.server.publish(match.table_id)
+        self.sign(round_no)
         self.say(f"round {round_no} results (28-point score, NS:EW):")
         for line in self.desk.results(round_no):
             self.say(line)
         if waiting and wait:
             self.say(f"round {round_no + 1} is not drawn: {', '.join(waiting)} without a result")
         return not waiting
+
+    def sign(self, round_no: int) -> None:
+        """The pairs sign each new result of ``round_no`` (the open pages are told)."""
+        if self.desk.sign(round_no):
+            for match in service.matches(self.store, self.desk.event, round_no):
+                self.server.publish(match.table_id)
+
+    def tick(self) -> None:
+        """While the tables are done: a result the console's corrections completed is signed
+        by its pairs, and the floor tiles' counts follow the corrections."""
+        if self.desk is not None and self.tables:
+            self.sign(max(service.matches(self.store, self.desk.event), key=lambda m: m.round).round)
+        self.refresh_health()
 
     def refresh_health(self) -> None:
         """Post each table's health again where its counts against the truth changed (a
@@ -451,7 +462,7 @@ def run(options: DemoOptions, out: TextIO = sys.stdout, stop: threading.Event | 
             demo.say(f"the tables are done; the dashboard stays up at {server.url} (floor, flags console, "
                      f"results, standings) until Ctrl-C")
             while not stop.wait(2.0):
-                demo.refresh_health()
+                demo.tick()
     except KeyboardInterrupt:
         stop.set()
         if not summarized:
