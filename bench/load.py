@@ -25,7 +25,8 @@ host, or the proxy in front of several): the tables are those of the file (lines
 TOKEN``, made with ``guandan-ref token create``), which must not have events yet; lost
 events are counted through the hall's API (``GET /api/tables/<id>/events``, a broadcast
 delay of 0), and the server's CPU is that of the processes named by ``--pid`` (each
-host's gunicorn master with its workers; on this machine), or left out.
+host's gunicorn master with its workers; on this machine), or left out; ``--pid redis=PID``
+and ``--pg-database NAME`` narrow Redis and PostgreSQL to the hall's own on a shared machine.
 
 It prints accepted events/s (over the whole run, the ramp included), ingest latency
 (request sent -> acknowledged) p50/p99, push latency (acknowledged at the agent -> seen
@@ -138,8 +139,12 @@ def table_events(index: int, count: int, table: str | None = None) -> list[dict]
 
 def read_tokens(path: str) -> dict[str, str]:
     """Table -> agent token, from lines ``TABLE TOKEN`` (blank lines and ``#`` comments skipped)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"--tokens {path}: {exc}") from None
     tokens = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if line.strip() and not line.lstrip().startswith("#"):
             parts = line.split()
             if len(parts) != 2:
@@ -428,32 +433,60 @@ def push_latencies(sight: Sightings, acked: dict[str, dict[int, float]]) -> tupl
     return (np.concatenate(out) if out else np.array([])), missed
 
 
-def roots(server_pids: list[int]) -> dict[str, list[psutil.Process]]:
-    """The server (gunicorn's masters), PostgreSQL's postmaster and the Redis servers."""
+Roots = dict[str, Callable[[], list[psutil.Process]]]
+"""Role (server, postgresql, redis) -> its processes now (each counted with its descendants)."""
+
+
+def roots(named: dict[str, list[int]], pg_database: str | None = None) -> Roots:
+    """The server (gunicorn's masters), PostgreSQL's postmaster and the Redis servers of this
+    machine, or the processes ``named`` for a role; with ``pg_database``, PostgreSQL is the
+    backends serving that database only (found again at each reading: a pool opens some
+    during a run; one that exits meanwhile takes its CPU with it)."""
     try:
-        found = {"server": [psutil.Process(pid) for pid in server_pids], "postgresql": [], "redis": []}
+        fixed = {role: [psutil.Process(pid) for pid in pids] for role, pids in named.items()}
     except psutil.NoSuchProcess as exc:
         raise SystemExit(f"--pid {exc.pid}: no such process on this machine") from None
-    for proc in psutil.process_iter(["name", "ppid"]):
-        name = proc.info["name"] or ""
-        try:
-            parent = psutil.Process(proc.info["ppid"]).name() if proc.info["ppid"] else ""
-        except psutil.Error:
-            parent = ""
-        if name.startswith("postgres") and not parent.startswith("postgres"):
-            found["postgresql"].append(proc)
-        elif name.startswith("redis-server"):
-            found["redis"].append(proc)
-    return found
+
+    def found(role: str) -> list[psutil.Process]:
+        out = []
+        for proc in psutil.process_iter(["name", "ppid", "cmdline"]):
+            name = proc.info["name"] or ""
+            try:
+                parent = psutil.Process(proc.info["ppid"]).name() if proc.info["ppid"] else ""
+            except psutil.Error:
+                parent = ""
+            if role == "postgresql" and pg_database is not None:
+                title = " ".join(proc.info["cmdline"] or ())
+                if name.startswith("postgres") and title.startswith("postgres: ") and f" {pg_database} " in title:
+                    out.append(proc)
+            elif role == "postgresql" and name.startswith("postgres") and not parent.startswith("postgres"):
+                out.append(proc)
+            elif role == "redis" and name.startswith("redis-server"):
+                out.append(proc)
+        return out
+
+    return {role: (lambda procs=fixed[role]: procs) if role in fixed else (lambda role=role: found(role))
+            for role in ("server", "postgresql", "redis") if role in fixed or role != "server"}
 
 
-def cpu_seconds(procs: dict[str, list[psutil.Process]]) -> dict[str, float]:
+def pids_by_role(values: list[str]) -> dict[str, list[int]]:
+    """``--pid`` values (``PID``: a server's; ``ROLE=PID``) by role."""
+    out: dict[str, list[int]] = {}
+    for value in values:
+        role, _, pid = value.rpartition("=")
+        if role not in ("", "server", "postgresql", "redis") or not pid.isdigit():
+            raise SystemExit(f"--pid {value!r}: expected PID or ROLE=PID (ROLE: server, postgresql, redis)")
+        out.setdefault(role or "server", []).append(int(pid))
+    return out
+
+
+def cpu_seconds(procs: Roots) -> dict[str, float]:
     """CPU of each root and all its descendants, the exited ones included (their parent
     reaped them: a PostgreSQL backend lives as long as its connection)."""
     total = {}
     for role, group in procs.items():
         seconds = 0.0
-        for root in group:
+        for root in group():
             try:
                 family = [root, *root.children(recursive=True)]
             except psutil.Error:
@@ -556,8 +589,11 @@ def main() -> None:
                         help="connections per worker (default: every viewer and agent, and then some)")
     parser.add_argument("--url", help="drive this running hall (a host, or the proxy in front) instead")
     parser.add_argument("--tokens", metavar="FILE", help="with --url: lines 'TABLE TOKEN' of new tables")
-    parser.add_argument("--pid", type=int, action="append", default=[],
-                        help="with --url: a server's gunicorn master on this machine, for its CPU (repeat)")
+    parser.add_argument("--pid", action="append", default=[], metavar="[ROLE=]PID",
+                        help="with --url: a server's gunicorn master on this machine, for its CPU (repeat); "
+                             "ROLE=PID names the process of a role instead (redis=PID: a Redis of the hall's own)")
+    parser.add_argument("--pg-database", metavar="NAME",
+                        help="with --url: PostgreSQL's CPU is that of the backends serving NAME only")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     if args.url and (not args.tokens or args.db or args.redis or args.workers != 1):
@@ -579,9 +615,7 @@ def main() -> None:
             parser.error(f"--tables {args.tables}: {args.tokens} has tokens for {len(tokens)}")
         plan = {table: table_events(i, count, table) for i, table in enumerate(list(tokens)[:args.tables])}
         fresh_tables(base, list(plan))
-        procs = roots(args.pid)
-        if not args.pid:
-            del procs["server"]  # not measured: no CPU per event either
+        procs = roots(pids_by_role(args.pid), args.pg_database)  # no server named: no CPU per event
         wall, views, cpu, bench_cpu_s, loads = measure(args, base, tokens, plan, fig, procs)
         lost = lost_over_api(base, fig)
     else:
@@ -592,13 +626,13 @@ def main() -> None:
                 store_url = db or f"sqlite:///{data / 'store' / 'guandan.sqlite3'}"
                 with open_store(store_url, secret=TEST_SECRET, migrate=False) as store:
                     tokens = {table: create_token(store, table) for table in plan}
-                wall, views, cpu, bench_cpu_s, loads = measure(args, base, tokens, plan, fig, roots([proc.pid]))
+                wall, views, cpu, bench_cpu_s, loads = measure(args, base, tokens, plan, fig, roots({"server": [proc.pid]}))
                 lost = lost_events(store_url, fig)
     report(args, fig, wall, views, cpu, bench_cpu_s, loads, lost)
 
 
 def measure(args, base: str, tokens: dict[str, str], plan: dict[str, list[dict]], fig: Figures,
-            procs: dict[str, list[psutil.Process]]) -> tuple[float, dict, dict[str, float], float, list[float]]:
+            procs: Roots) -> tuple[float, dict, dict[str, float], float, list[float]]:
     """Run the viewers and agents against ``base``; (wall seconds, push figures, CPU seconds
     of each of ``procs``' roles, the bench's own CPU seconds, the load average before and after)."""
     bench_proc = psutil.Process()
@@ -619,7 +653,7 @@ def report(args, fig: Figures, wall: float, views: dict, cpu: dict[str, float], 
         "tables": args.tables, "rate": args.rate, "viewers": args.viewers, "seconds": args.seconds, "ramp": args.ramp,
         "db": None if args.url else "postgresql" if args.db else "sqlite", "redis": bool(args.redis),
         "workers": args.workers,
-        "url": args.url, "server_pids": args.pid if args.url else None,
+        "url": args.url, "pids": args.pid if args.url else None, "pg_database": args.pg_database,
         "connections": args.connections,
         "sent": fig.sent, "accepted": fig.accepted, "duplicates": fig.duplicates, "rejected": fig.rejected,
         "errors": fig.errors + views["viewer_errors"], "lost": lost, "push_missed": views["push_missed"],
