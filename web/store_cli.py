@@ -152,7 +152,15 @@ def register(sub) -> None:
     c.add_argument("--by", required=True, help="the chief referee")
     c.add_argument("--reason", help="the ruling's reason (needed over a recorded result, another forfeit, --withdraw)")
     c.add_argument("--withdraw", action="store_true", help="withdraw the pair's forfeit given by mistake")
-    c = ev.add_parser("rulings", parents=[common], help="forfeits and draws over open results (JSON Lines)")
+    c = ev.add_parser("session", parents=[common],
+                      help="the chief referee lets a drawn table play another session, which counts instead")
+    c.add_argument("id")
+    c.add_argument("--round", type=int, required=True)
+    c.add_argument("--table", type=int, required=True, help="the table's number in the round")
+    c.add_argument("--by", required=True, help="the chief referee")
+    c.add_argument("--reason", required=True, help="why another session counts (a replay ordered, ...)")
+    c = ev.add_parser("rulings", parents=[common],
+                      help="forfeits, draws over open results, another session (JSON Lines)")
     c.add_argument("id")
     p.set_defaults(handler=cmd_event)
 
@@ -328,6 +336,8 @@ def cmd_event(args) -> int:
             service.withdraw_forfeit(store, args.id, args.round, args.pair, args.by, args.reason)
         elif args.action == "forfeit":
             service.record_forfeit(store, args.id, args.round, args.pair, args.by, reason=args.reason)
+        elif args.action == "session":
+            print(service.rule_session(store, args.id, args.round, args.table, args.by, args.reason))
         elif args.action == "rulings":
             for ruling in service.rulings(store, args.id):
                 print(_json({**ruling, "at": signoff.wall_time(ruling["at"])}))

@@ -631,8 +631,8 @@ class Store:
                 raise EventRejected(tid, f"id {item.event_id!r} is already used by seq {seq} with other content")
             return Appended(seq, digest, [], duplicate=True)
         self._check_time(tid, batch.state.last if batch.state is not None else None, float(event["t"]))
-        if event["type"] == "correction":
-            self._flush(conn, pending)  # its check reads this table's events
+        if event["type"] in ("correction", "session_start"):
+            self._flush(conn, pending)  # their checks read this table's events (and a tournament's, its results)
         self._check_authority(conn, tid, event)
         self._check_tournament(conn, tid, event)
         if batch.state is None:  # a new table: the ruleset comes with its first accepted event

@@ -3,7 +3,8 @@
 The score sheet is the paper West kept and both captains and the referee sign (S3): the
 event, round and table, both teams with their players, one line per deal (finishing
 order, upgrade, levels after the deal), why the round ended, the session result (levels,
-level difference, 28-point score), the sign-off state, the rulings (penalties, forfeits)
+level difference, 28-point score), which session counts and why (where a table has more
+than one), the sign-off state, the rulings (penalties, forfeits, another session)
 with the official who made them (lateness in minutes, corrections in words), every
 dispute with its window and resolution, and lines to sign on. A bye has a sheet too.
 Labels are Chinese and English (the glossary's terms); levels are written as the seeds
@@ -21,7 +22,7 @@ from typing import TextIO
 
 from web.store import Store
 
-from . import fonts, service, signoff
+from . import fonts, service, sessions, signoff
 from .clock import wall_time
 from .rules import RoundScore
 from .standings import CHAINS, Standing
@@ -96,6 +97,8 @@ class ScoreSheet:
     """``signoff.history``: each dispute with its window and resolution."""
     bye: RoundScore | None = None
     """Set on the sheet of a pair's bye: how the bye counts."""
+    counting: str = ""
+    """Which session of the table the sheet is, and why it counts (only where it has more than one)."""
 
     def rows(self) -> list[dict]:
         """The sheet as CSV rows: one per deal, the result (forfeit, bye) line, then one per
@@ -127,9 +130,11 @@ class ScoreSheet:
                          "level_ew": level_text(r["levels"]["EW"]),
                          "level_difference": r["level_difference"], "score_ns": r["score"]["NS"],
                          "score_ew": r["score"]["EW"], "winner": r.get("winner") or "draw",
-                         "ended": r.get("reason", ""),
+                         "ended": r.get("reason", ""), "note": self.counting,
                          "signed": f"{signed.get('state', '')} " + " ".join(
-                             f"{s}:{n}" for s, n in sorted(signed.get("signed", {}).items()))})
+                             f"{s}:{n}" + _door(signed, s) for s, n in sorted(signed.get("signed", {}).items()))})
+        elif self.counting:
+            rows.append({**base, "line": "result", "ended": "not finished", "note": self.counting})
         rows += [{**base, "line": "ruling", "note": "; ".join(x for x in (r["kind"], r["side"], r["rule"], r["by"],
                                                                           r["reason"]) if x)}
                  for r in self.rulings]
@@ -149,6 +154,12 @@ def _bye_note(score: RoundScore) -> str:
     return f"{BYE}: {how}"
 
 
+def _door(status: dict, side: str) -> str:
+    """Through which door the side signed, and the table's chain head then (S3's audit)."""
+    text = signoff.door_text((status.get("doors") or {}).get(side))
+    return f" [{text}]" if text else ""
+
+
 def dispute_lines(d: dict) -> list[str]:
     """A dispute in words: who raised it, when, in which window, and how it was resolved."""
     side = SIDES.get(d["side"], d["side"])
@@ -162,7 +173,8 @@ def dispute_lines(d: dict) -> list[str]:
 
 
 def score_sheet(store: Store, table_id: str) -> ScoreSheet:
-    """The score sheet of a table outside any tournament, from its recorded results."""
+    """The score sheet of a table outside any tournament, from its recorded results: its
+    latest finished session (each session of such a table is a result of its own)."""
     sheet = _recorded(store, table_id, ScoreSheet(table_id, Team(""), Team("")))
     teams = (sheet.result or {}).get("teams") or {}
     sheet.ns, sheet.ew = Team("", str(teams.get("NS", ""))), Team("", str(teams.get("EW", "")))
@@ -185,10 +197,15 @@ def tournament_sheets(store: Store, event_id: str, round_no: int | None = None) 
             sheet.bye = rules.bye_score
             sheets.append(sheet)
             continue
-        _recorded(store, m.table_id, sheet)
+        here = rulings.get((m.round, m.table_no), [])
+        _recorded(store, m.table_id, sheet, [r for r in here if r["kind"] == sessions.RULING])
         if m.forfeit:
             sheet.forfeit, sheet.forfeit_score = m.forfeit, rules.forfeit
-        for ruling in rulings.get((m.round, m.table_no), []):
+        for ruling in here:
+            if ruling["kind"] == sessions.RULING:
+                sheet.rulings.append({"kind": SESSION_RULING, "side": "", "rule": "", "by": ruling["by"],
+                                      "reason": f"{ruling['reason']}; {wall_time(ruling['at'])}"})
+                continue
             side = "NS" if ruling["pair"] == m.ns else "EW"
             sheet.rulings.append({"kind": FORFEIT_RULINGS[ruling["kind"]], "side": f"{SIDES[side]} {ruling['pair']}",
                                   "rule": rules.forfeit.rule, "by": ruling["by"],
@@ -198,20 +215,43 @@ def tournament_sheets(store: Store, event_id: str, round_no: int | None = None) 
 
 
 FORFEIT_RULINGS = {"forfeit": "弃权 forfeit", "forfeit_withdrawn": "撤销弃权 forfeit withdrawn"}
+SESSION_RULING = "另赛一场 another session"
 
 
-def _recorded(store: Store, table_id: str, sheet: ScoreSheet) -> ScoreSheet:
-    """Fill in what the table recorded: deals, result, sign-off and disputes, penalties
-    (lateness in minutes) and corrections, each placed by its deal."""
-    results = store.results(table_id)
-    sessions = [r for r in results if r["type"] == "session_result"]
-    sheet.deals = [r for r in results if r["type"] == "deal_end"]
-    sheet.result = sessions[-1] if sessions else None
-    if sessions:
-        sheet.signoff = signoff.status(store, table_id, len(sessions)).as_dict()
-        sheet.disputes = signoff.history(store, table_id, len(sessions))
-    sheet.rulings += _table_rulings(store.events(table_id))
+def _recorded(store: Store, table_id: str, sheet: ScoreSheet, ruled: list[dict] | None = None) -> ScoreSheet:
+    """Fill in what the table recorded: the deals and result of the session the sheet is
+    for, its sign-off and disputes, penalties (lateness in minutes) and corrections, each
+    placed by its deal. ``ruled``: a drawn table's ``session`` rulings, oldest first (the
+    session that counts is the one the last let be played, ``sessions``); without it the
+    sheet is of the latest finished session."""
+    played = sessions.by_session(store.results(table_id))
+    events = store.events(table_id)
+    begun = sum(e["type"] == "session_start" for e in events)
+    finished = sum(result is not None for _, result in played)
+    n = 1 + len(ruled) if ruled is not None else max(finished, 1)
+    if n <= len(played):
+        sheet.deals, sheet.result = played[n - 1]
+    if sheet.result is not None:
+        sheet.signoff = signoff.status(store, table_id, n).as_dict()
+        sheet.disputes = signoff.history(store, table_id, n)
+    sheet.counting = _counting(n, begun, ruled)
+    sheet.rulings += _table_rulings(events)
     return sheet
+
+
+def _counting(n: int, begun: int, ruled: list[dict] | None) -> str:
+    """Which session a sheet is, and why it counts, in words; empty for a table of one session."""
+    if max(n, begun) <= 1:
+        return ""
+    if ruled is None:
+        return f"第{n}场 session {n} of {begun} (每场单独签字 each session is signed on its own)"
+    words = f"第{n}场计分 session {n} counts"
+    if ruled:
+        last = ruled[-1]
+        words += f" (裁判长裁定 chief referee's ruling: {last['by']}, {wall_time(last['at'])})"
+    if begun > n:
+        words += f"; 第{n + 1}-{begun}场无裁定不计 sessions {n + 1}-{begun} were recorded without a ruling and do not count"
+    return words
 
 
 def _table_rulings(events: list[dict]) -> list[dict]:
@@ -371,11 +411,12 @@ def _result_lines(sheet: ScoreSheet) -> list[list[str]]:
                           f"NS {r['score']['NS']} : {r['score']['EW']} EW (级 levels {level_text(r['levels']['NS'])} : "
                           f"{level_text(r['levels']['EW'])})"])
         return lines
+    counting = [["计分场次 Session that counts", sheet.counting]] if sheet.counting else []
     if sheet.result is None:
-        return [["结束原因 Round ended", "未结束 not finished (no result recorded)"]]
+        return [["结束原因 Round ended", "未结束 not finished (no result recorded)"], *counting]
     r = sheet.result
     status = sheet.signoff or {}
-    signed = "; ".join(f"{SIDES[side]}: {who} ({status.get('signed_at', {}).get(side, '')})"
+    signed = "; ".join(f"{SIDES[side]}: {who} ({status.get('signed_at', {}).get(side, '')}){_door(status, side)}"
                        for side, who in sorted(status.get("signed", {}).items()))
     state = SIGNOFF.get(status.get("state", ""), status.get("state", ""))
     if status.get("dispute"):
@@ -390,6 +431,7 @@ def _result_lines(sheet: ScoreSheet) -> list[list[str]]:
         ["成绩 Result (28-point)", f"南北方 NS {r['score']['NS']} : {r['score']['EW']} 东西方 EW"],
         ["胜方 Winner", f"{SIDES[winner]}  {teams[winner].label()}" if winner else "平局 draw"],
         ["签字确认 Sign-off (S3)", state + (f" — {signed}" if signed else "")],
+        *counting,
     ]
 
 
@@ -426,8 +468,10 @@ def standing_columns(chain: str) -> list[str]:
 
 
 def standing_notes(row: Standing) -> str:
-    """A pair's byes and results under dispute, by round (轮空 bye R2; 有异议 disputed R3)."""
-    notes = [f"{BYE} R{r}" for r in row.byes] + [f"{DISPUTED} R{r}" for r in row.disputed]
+    """A pair's byes, results under dispute and sessions counted by the chief referee's
+    ruling, by round (轮空 bye R2; 有异议 disputed R3; 第2场计分 session 2 counts R4 ...)."""
+    notes = ([f"{BYE} R{r}" for r in row.byes] + [f"{DISPUTED} R{r}" for r in row.disputed]
+             + [f"第{n}场计分 session {n} counts R{r} (裁判长裁定 chief referee's ruling)" for r, n in row.sessions])
     return "; ".join(notes)
 
 

@@ -2,10 +2,12 @@
 
 Each match of a round is one table stream (``<event>-R<round>-T<table>``) in the event
 store; its recorded ``session_result`` (and the ``deal_end`` upgrades) is the match
-result, unless a forfeit was recorded for it. Standings are computed from those, round by
-round: a round counts once every table of it has a result. A round is drawn only when
-every result before it is final (S3), unless the chief referee rules otherwise; forfeits
-and such draws are kept as rulings, with who ruled and why.
+result, unless a forfeit was recorded for it. A match is one session: another at its
+table needs the chief referee's ruling, and then counts instead (``sessions``).
+Standings are computed from those, round by round: a round counts once every table of it
+has a result. A round is drawn only when every result before it is final (S3), unless
+the chief referee rules otherwise; forfeits, such draws and another session at a table
+are kept as rulings, with who ruled and why.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from web.store import Store
 from web.store.authority import NotAuthorized, check_penalty
 from web.store.db import WRITE
 from web.store.derive import load_ruleset_spec, tournament_ruleset
-from web.store.models import Match, Official, Pair, Round, Tournament, TournamentRuling
+from web.store.models import Match, Official, Pair, Round, TableHead, Tournament, TournamentRuling
 
-from . import signoff, swiss
+from . import sessions, signoff, swiss
 from .pairlist import MAX_LENGTH, PairEntry
 from .rules import TournamentRules, rules_for
 from .standings import CHAINS, MatchResult, Standing, standings
@@ -189,8 +191,11 @@ def match_state(store: Store, m: MatchInfo) -> str:
         return "bye"
     if m.forfeit is not None:
         return "forfeit"
-    count = signoff.sessions(store, m.table_id)
-    return signoff.status(store, m.table_id, count).state if count else "no result"
+    with store.engine.connect() as conn:
+        counts = sessions.counting(conn, m.table_id)
+        if len(signoff.session_results(conn, m.table_id)) < counts:
+            return "no result"
+        return signoff.status_on(conn, m.table_id, counts).state
 
 
 def start_round(store: Store, event_id: str, round_no: int, at: float) -> None:
@@ -243,6 +248,32 @@ def record_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by:
         _rule(conn, store, event_id, round_no, match.table_no, "forfeit", pair_id, by, (reason or "").strip())
 
 
+def rule_session(store: Store, event_id: str, round_no: int, table_no: int, by: str, reason: str | None) -> str:
+    """The chief referee rules that the match's table plays another session, which counts
+    instead of the one recorded there (``sessions``): a replay ordered, or a session
+    recorded elsewhere that is the true one. Kept as a ruling; returns its text."""
+    with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        match = conn.execute(select(Match).where(Match.tournament_id == event_id, Match.round == round_no,
+                                                 Match.table_no == table_no)).first()
+        if match is None or match.ew_pair is None:
+            raise TournamentError(f"event {event_id!r} round {round_no}: no match at table {table_no}"
+                                  + (" (a bye: no session is played)" if match is not None else ""))
+        where = f"round {round_no} table {table_no} ({match.table_id})"
+        _check_chief(conn, by, f"{where}: another session")
+        reason = _need_reason(reason, f"{where}: another session")
+        conn.execute(select(TableHead.table_id).where(TableHead.table_id == match.table_id).with_for_update())
+        played, counts = sessions.begun(conn, match.table_id), sessions.counting(conn, match.table_id)
+        if played < counts:
+            raise TournamentError(f"{where}: session {counts} may already be played (ruled before); "
+                                  "it is not recorded yet")
+        if len(signoff.session_results(conn, match.table_id)) < played:
+            raise TournamentError(f"{where}: session {played} is still being played; it ends first")
+        text = (f"{reason} (session {played + 1} counts instead of session {played}: "
+                f"{sessions.latest(conn, match.table_id, played)})")
+        _rule(conn, store, event_id, round_no, table_no, sessions.RULING, None, by, text)
+    return text
+
+
 def withdraw_forfeit(store: Store, event_id: str, round_no: int, pair_id: str, by: str, reason: str | None) -> None:
     """The chief referee withdraws a forfeit given by mistake, with a reason (kept as a
     ruling): the table's own result (or none yet) counts again."""
@@ -280,7 +311,8 @@ def _set_forfeit(conn: Connection, match, pair_id: str | None, by: str | None, w
 
 
 def rulings(store: Store, event_id: str, round_no: int | None = None) -> list[dict]:
-    """The event's rulings (forfeits, withdrawn forfeits, draws over open results), oldest first."""
+    """The event's rulings (forfeits, withdrawn forfeits, draws over open results, another
+    session at a table), oldest first."""
     query = select(TournamentRuling).where(TournamentRuling.tournament_id == event_id).order_by(TournamentRuling.id)
     if round_no is not None:
         query = query.where(TournamentRuling.round == round_no)
@@ -323,35 +355,46 @@ def match_results(store: Store, event_id: str, require_all: bool = True) -> list
 
     A forfeit counts one way however it was recorded: the event's forfeit ruling, or the
     table's own K5 loss (a result that ended by forfeit) both count as the event's forfeit
-    scoring. A result under dispute counts as recorded, marked ``disputed``.
+    scoring. A result under dispute counts as recorded, marked ``disputed``. The session
+    that counts is the table's first, or the one a chief referee's ruling let be played
+    (``sessions``); the deal ends of no other session add to the upgrades.
     """
     out = []
     for m in matches(store, event_id):
         if m.ew is None or m.forfeit is not None:
             out.append(MatchResult(m.round, m.ns, m.ew, forfeit=m.forfeit))
             continue
-        results = store.records(m.table_id, types=("session_result", "deal_end"))
-        sessions = [r for r in results if r["type"] == "session_result"]
-        if not sessions:
+        counts, deals, s = counted_session(store, m.table_id)
+        if s is None:
             if require_all:
-                raise TournamentError(f"round {m.round} table {m.table_no} ({m.table_id}) has no result yet")
+                raise TournamentError(f"round {m.round} table {m.table_no} ({m.table_id}) has no result yet"
+                                      + (f" (session {counts}, ruled by the chief referee)" if counts > 1 else ""))
             continue
-        s = sessions[-1]
-        disputed = signoff.status(store, m.table_id, len(sessions)).state == "disputed"
+        disputed = signoff.status(store, m.table_id, counts).state == "disputed"
         if s.get("reason") == "forfeit" and s.get("winner") in ("NS", "EW"):
             out.append(MatchResult(m.round, m.ns, m.ew, forfeit=m.ew if s["winner"] == "NS" else m.ns,
-                                   disputed=disputed))
+                                   disputed=disputed, session=counts))
             continue
         ups = {"NS": 0, "EW": 0}
-        for r in results:
-            if r["type"] == "deal_end":
-                for side, k in (r.get("upgrade") or {}).items():
-                    ups[side] = ups.get(side, 0) + int(k)
+        for r in deals:
+            for side, k in (r.get("upgrade") or {}).items():
+                ups[side] = ups.get(side, 0) + int(k)
         out.append(MatchResult(m.round, m.ns, m.ew, winner=s.get("winner"),
                                level_difference=int(s["level_difference"]),
                                score=(int(s["score"]["NS"]), int(s["score"]["EW"])),
-                               upgrades=(ups["NS"], ups["EW"]), disputed=disputed))
+                               upgrades=(ups["NS"], ups["EW"]), disputed=disputed, session=counts))
     return out
+
+
+def counted_session(store: Store, table_id: str) -> tuple[int, list[dict], dict | None]:
+    """The drawn table's session that counts (``sessions.counting``): its number, its deal
+    ends and its result (None while it has none)."""
+    with store.engine.connect() as conn:
+        counts = sessions.counting(conn, table_id)
+    played = [(deals, result) for deals, result in
+              sessions.by_session(store.records(table_id, types=("session_result", "deal_end")))
+              if result is not None]
+    return (counts, *played[counts - 1]) if counts <= len(played) else (counts, [], None)
 
 
 def played_rounds(results: list[MatchResult], drawn: list[MatchInfo]) -> list[MatchResult]:

@@ -47,6 +47,8 @@ class MatchResult:
     upgrades: tuple[int, int] = (0, 0)
     forfeit: str | None = None
     disputed: bool = False
+    session: int = 1
+    """The table's session that counts: another than the first only by the chief referee's ruling."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class Standing:
     """Rounds whose result is under dispute (marked wherever the standings are shown)."""
     byes: list[int] = field(default_factory=list)
     """Rounds the pair had the bye."""
+    sessions: list[tuple[int, int]] = field(default_factory=list)
+    """(round, session) where the chief referee ruled that a session after the first counts."""
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
@@ -152,6 +156,8 @@ def standings(pairs: list[str], results: list[MatchResult], chain: str = "compet
                 row.byes.append(m.round)
             if m.disputed:
                 row.disputed.append(m.round)
+            if m.session != 1:
+                row.sessions.append((m.round, m.session))
             per_round[line.pair][line.round] = per_round[line.pair].get(line.round, 0) + line.match_points
     first = min((m.round for m in results), default=1)
     for pair, row in rows.items():

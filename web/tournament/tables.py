@@ -2,7 +2,8 @@
 
 A table a round's draw created (``<event>-R<round>-T<table>``) is refereed with its
 tournament's ruleset, with the round's deal limit and time (W1), and its session must be
-played by the two pairs the draw seated there; a pair with a bye plays no session.
+played by the two pairs the draw seated there; a pair with a bye plays no session, and a
+match is one session unless the chief referee rules another (``sessions``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from sqlalchemy.engine import Connection
 
 from web.store.derive import tournament_ruleset
 from web.store.models import Match, Tournament
+
+from . import sessions
 
 
 class TournamentTables:
@@ -38,4 +41,4 @@ class TournamentTables:
         if not isinstance(teams, dict) or {s: teams.get(s) for s in want} != want:
             return (f"session_start teams {teams!r} do not match the draw {want}; to bring a game file onto "
                     f"this drawn table: guandan-ref import FILE --table {table_id} (its teams become the draw's)")
-        return None
+        return sessions.refusal(conn, match)
