@@ -119,7 +119,8 @@ class Seal(Base):
 
 
 class RejectedEvent(Base):
-    """An event that was refused, with the reason: the audit trail of bad input."""
+    """An event that was refused, with the reason: the audit trail of bad input. Only each
+    table's latest are kept (``rejected``); ``RejectedTally`` counts and sums up the rest."""
 
     __tablename__ = "rejected_events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -127,6 +128,21 @@ class RejectedEvent(Base):
     body: Mapped[str] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
     received_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_rejected_events_table_id", "table_id", "id"),)
+
+
+class RejectedTally(Base):
+    """Per table (``""``: refused before any table was known): every event refused, and
+    the oldest whose bodies are no longer kept, summed up by reason."""
+
+    __tablename__ = "rejected_tallies"
+    table_id: Mapped[str] = mapped_column(String(120), primary_key=True)
+    rejected: Mapped[int] = mapped_column(Integer)
+    dropped: Mapped[int] = mapped_column(Integer)
+    first_at: Mapped[float] = mapped_column(Float)
+    last_at: Mapped[float] = mapped_column(Float)
+    reasons: Mapped[str] = mapped_column(Text)
+    """JSON: the dropped events' reasons (their first words) -> how many."""
 
 
 class Official(Base):

@@ -9,7 +9,8 @@ deadlock), brings each cached referee up to its head (another process may have a
 feeds the events one by one and inserts the accepted ones, their derived records and the
 new heads together. ``(table_id, seq)`` is the primary key and the head update is
 conditional, so two writers can never interleave a table or both take one sequence
-number. A rejected event gets an error that says why and is kept in ``rejected_events``.
+number. A rejected event gets an error that says why and is kept in ``rejected_events``
+(each table's latest; the older ones counted and summed up, ``rejected``).
 
 Each event is validated once, by ``referee.events.parse_event``; the store adds only what
 is its own: the table id, the size of the stored text, the id (content-derived when the
@@ -39,7 +40,7 @@ from referee import jsontext
 from referee.jsontext import lone_surrogate
 from referee.events import EventError, parse_event
 
-from . import anchors, authority, seals
+from . import anchors, authority, rejected, seals
 from .chain import (
     GENESIS,
     NotPlainJSON,
@@ -291,7 +292,8 @@ class Store:
     (rules use the events' own ``t``); ``group_wait``: the longest a submitted event waits
     for others to share its commit; ``table_rules`` lets tournaments
     (``web.tournament.tables``) choose a table's ruleset and refuse events their draw does
-    not allow.
+    not allow; ``rejected_keep``: refused bodies kept per table (``rejected``: the rest are
+    counted and summed up).
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
@@ -299,7 +301,8 @@ class Store:
                  secret_key: str | bytes | None = None, create: bool = True,
                  windows: authority.Windows = authority.Windows(),
                  clock: Callable[[], float] = time.time, migrate: bool = True,
-                 group_wait: float = 0.005, table_rules: TableRules | None = None):
+                 group_wait: float = 0.005, table_rules: TableRules | None = None,
+                 rejected_keep: int = rejected.KEEP):
         self.url = url
         self._key = resolve_key(secret_key)
         self.derivation = derivation or RefereeDerivation()
@@ -308,6 +311,7 @@ class Store:
         self.windows = windows
         self.clock = clock
         self.table_rules = table_rules
+        self.rejected_keep = rejected_keep
         self._states: dict[str, _State] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -718,7 +722,7 @@ class Store:
         if pending.new_tables:
             seals.add_tables(conn, self._key, pending.new_tables)
         if pending.rejected:
-            conn.execute(insert(RejectedEvent), pending.rejected)
+            rejected.keep(conn, pending.rejected, self.rejected_keep)
 
     def _ruleset_for(self, conn: Connection, tid: str, event: dict) -> str:
         """The ruleset ``table_rules`` gives the table (a tournament's); else the one its
@@ -842,8 +846,8 @@ class Store:
         """Keep events refused before they reached a table (bad envelope) with the reason."""
         now = self.clock()
         with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
-            conn.execute(insert(RejectedEvent), [_rejection(tid, event, reason, now)
-                                                 for tid, event, reason in rejections])
+            rejected.keep(conn, [_rejection(tid, event, reason, now) for tid, event, reason in rejections],
+                          self.rejected_keep)
 
     def _lock(self, tid: str) -> threading.Lock:
         with self._locks_guard:
@@ -888,11 +892,18 @@ class Store:
         return self.records(table_id, types=("deal_end", "session_result"))
 
     def rejected(self, table_id: str | None = None) -> list[dict]:
+        """The refused events kept (each table's latest ``rejected_keep``), oldest first."""
         query = select(RejectedEvent).order_by(RejectedEvent.id)
         if table_id is not None:
             query = query.where(RejectedEvent.table_id == table_id)
         with self.engine.connect() as conn:
             return [dict(table=r.table_id, body=r.body, reason=r.reason) for r in conn.execute(query)]
+
+    def rejected_tally(self, table_id: str | None) -> dict | None:
+        """How many events a table (None: no table known) had refused, how many bodies are
+        kept, and the dropped ones' reasons (``rejected.tally``); None if none was refused."""
+        with self.engine.connect() as conn:
+            return rejected.tally(conn, table_id)
 
     def referee(self, table_id: str) -> Deriver:
         """The referee state of a table after its last event (a fresh copy to read)."""
