@@ -11,7 +11,10 @@ import pytest
 
 from referee.engine import Referee
 from referee.simulate import play_session
-from web.store import EventRejected
+from tests.app.conftest import bearer, make_app
+from tests.store.support import KINDS, temporary_url
+from web.app.accounts import create_token
+from web.store import EventRejected, get_store
 from web.store.derive import load_ruleset_spec, tournament_ruleset
 from web.store.authority import NotAuthorized
 from web.tournament import export, service, signoff
@@ -157,3 +160,34 @@ def test_the_import_command_refuses_another_session_and_takes_it_after_the_rulin
         notes = {r["pair"]: r["notes"] for r in csv.DictReader(f)}
     assert notes == {p: "第2场计分 session 2 counts R1 (裁判长裁定 chief referee's ruling)" for p in (m.ns, m.ew)}
     assert run("verify")[0] == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_live_api_refuses_another_session_and_leaves_the_table_as_it_was(kind, tmp_path):
+    with temporary_url(kind, tmp_path) as url:
+        app = make_app(url)
+        store = get_store(app)
+        try:
+            store.add_official("Chief Wang", "chief")
+            service.create(store, "CUP", "Cup", rounds=1, deal_limit=2, round_minutes=600)
+            for p in "AB":
+                service.add_pair(store, "CUP", p, f"Team {p}", f"{p}1", f"{p}2")
+            (m,) = service.pair_round(store, "CUP")
+            client, headers = app.test_client(), bearer(create_token(store, m.table_id))
+            first = _session(m, 40)
+            answer = client.post(f"/api/tables/{m.table_id}/events", json=first, headers=headers).get_json()
+            assert {r["status"] for r in answer["results"]} == {"accepted"}
+            signoff.sign(store, m.table_id, "NS", "A1")
+            signoff.sign(store, m.table_id, "EW", "B1")
+            before = store.events(m.table_id)
+            second = _session(m, 41, after=first[-1]["t"] + 10, prefix="b")
+            refused = client.post(f"/api/tables/{m.table_id}/events", json=second[:3], headers=headers).get_json()
+            assert refused["results"][0]["status"] == "rejected"
+            assert refused["results"][0]["reason"].startswith(f"session 1 of table {m.table_id} is signed (")
+            assert store.events(m.table_id) == before and service.match_state(store, m) == "final"
+            service.rule_session(store, "CUP", 1, 1, "Chief Wang", "replayed at the chief's order")
+            taken = client.post(f"/api/tables/{m.table_id}/events", json=second, headers=headers).get_json()
+            assert {r["status"] for r in taken["results"]} == {"accepted"}
+            assert service.match_results(store, "CUP")[0].session == 2 and store.verify().ok
+        finally:
+            store.close()
