@@ -290,7 +290,7 @@ def test_no_hand_card_ever_reaches_a_viewer(app, session, role):
 GET_ROUTES = {
     "/": None, "/rules": None, "/login": None, "/floor/tile/T1": None, "/tables/T1": None,
     "/tables/T1/live": None, "/tables/T1/review": "referee", "/flags/": "referee", "/flags/live": "referee",
-    "/results": None, "/results/T1.csv": None, "/results/T1.pdf": None, "/events": None,
+    "/results": None, "/results/T1.csv": None, "/results/T1.pdf": None, "/events": None, "/sign": None,
     "/api/tables": None, "/api/tables/T1": None, "/api/tables/T1/events": None, "/api/openapi.json": None,
 }
 """Every page a browser GETs (the API's agent routes and the stream are tested on their own),
@@ -303,7 +303,8 @@ def test_the_route_table_names_every_page(app):
     covered = {re.sub(r"T1|\.csv$|\.pdf$", "", p) for p in GET_ROUTES}
     untested = {r for r in rules if re.sub(r"<[^>]+>|\.<fmt>", "", r) not in covered}
     assert untested <= {"/api/tables/<table_id>/evidence/<sha>", "/api/stream", "/events/<event_id>",
-                        "/events/<event_id>/<what>.<fmt>"}  # tested above with their own data
+                        "/events/<event_id>/<what>.<fmt>", "/sign/<table_id>/<side>/<token>",
+                        "/tables/<table_id>/sign-slip"}  # tested with their own data (here, test_browser_signlinks)
 
 
 @pytest.mark.parametrize("role", [None, "viewer", "scorer", "referee", "chief"])

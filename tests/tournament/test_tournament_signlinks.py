@@ -9,7 +9,7 @@ from sqlalchemy import insert, select, text
 from web.store.db import make_engine
 
 from web.store.models import SignLink, TableHead
-from web.tournament import service, signlinks, signoff
+from web.tournament import export, service, signlinks, signoff
 from web.tournament.signlinks import LinkRefused
 
 START = 1_769_000_000.0
@@ -64,6 +64,9 @@ def test_a_link_signs_once_for_its_own_table_and_side(cup):
     with pytest.raises(LinkRefused, match="it works once"):  # a replay of the spent link itself
         signlinks.redeem(store, link, "sign", f"{m.ns}1")
     assert signoff.status(store, m.table_id).signed == {"NS": f"{m.ns}2"}
+    sheet = next(x for x in export.tournament_sheets(store, "CUP") if x.table == m.table_id)
+    signed = next(r["signed"] for r in sheet.rows() if r["line"] == "result")
+    assert signed == f"pending NS:{m.ns}2 [手机链接 phone link; 链 chain #{head[0]} {head[1][:12]}]"
 
 
 def test_a_link_expires_and_never_outlives_the_appeal_window(cup):

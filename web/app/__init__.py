@@ -32,7 +32,7 @@ def create_app(config: dict | None = None):
     from web.store.signing import COOKIES
     from web.tournament.tables import TournamentTables
 
-    from . import api, auth, floor, flags, results, tables
+    from . import api, auth, floor, flags, results, signlinks, tables
     from .broker import make_broker
     from .config import from_env
     from .drawing import card_svg, cards_svg
@@ -68,7 +68,7 @@ def create_app(config: dict | None = None):
     auth.login_manager.login_view = "auth.login"
     app.extensions["guandan_login_limit"] = auth.LoginLimit(app.config.get("REDIS_URL"),
                                                             app.config.get("REDIS_NAMESPACE") or "guandan")
-    for module in (auth, floor, tables, flags, results, api):
+    for module in (auth, floor, tables, flags, results, signlinks, api):
         app.register_blueprint(module.bp)
     csrf.exempt(api.bp)  # agents authenticate with bearer tokens, not cookies
 

@@ -14,6 +14,7 @@
 | ``GUANDAN_PROXIES`` | reverse proxies in front whose ``X-Forwarded-For``/``-Proto`` are trusted | ``0`` |
 | ``GUANDAN_PROXY_IPS`` | their addresses, comma-separated (gunicorn trusts their ``X-Forwarded-Proto``; ``serve`` and ``deploy/gunicorn.conf.py``, ``web.app.wsgi.proxy_ips``) | ``127.0.0.1`` |
 | ``GUANDAN_SECURE_COOKIES`` | ``1``: login cookies only over HTTPS (``serve --secure-cookies``) | off |
+| ``GUANDAN_SIGN_LINK_MINUTES`` | how long a side's sign-off link opens (at most X7's 30 min after the round) | ``30`` |
 | ``GUANDAN_TIMEZONE`` | the zone every printed time is in (``web/tournament/clock.py``; checked by ``serve``) | ``Asia/Shanghai`` |
 """
 
@@ -40,6 +41,13 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         proxies = int(get("PROXIES", 0))
     except ValueError as exc:
         raise ValueError(f"{PREFIX}BROADCAST_DELAY / {PREFIX}MAX_BODY / {PREFIX}PROXIES: not a number ({exc})") from None
+    try:
+        sign_minutes = float(get("SIGN_LINK_MINUTES", 30))
+    except ValueError:
+        raise ValueError(f"{PREFIX}SIGN_LINK_MINUTES: a number of minutes, not {get('SIGN_LINK_MINUTES')!r}") from None
+    if not 0 < sign_minutes <= 30:
+        raise ValueError(f"{PREFIX}SIGN_LINK_MINUTES: between 0 and 30 (X7: a side's window after the round), "
+                         f"not {sign_minutes:g}")
     if proxies < 0:
         raise ValueError(f"{PREFIX}PROXIES: the number of proxies in front, not {proxies}")
     return {
@@ -53,5 +61,6 @@ def from_env(environ: dict[str, str] | None = None) -> dict:
         "MAX_CONTENT_LENGTH": max_body,
         "PROXIES": proxies,
         "SECURE_COOKIES": get("SECURE_COOKIES") == "1",
+        "SIGN_LINK_MINUTES": sign_minutes,
     }
 

@@ -67,6 +67,7 @@ def table_results(table_id: str) -> dict | None:
     for session in sessions:
         session["signoff"] = (sign_off.status(store, table_id, session["number"]).as_dict()
                               if session["result"] else None)
+        session["trail"] = sign_off.trail(store, table_id, session["number"]) if session["result"] else []
     audit = [{**a, "original": redact(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
              if a["type"] == "correction" else a for a in store.audit(table_id)]
     return {"table": table_id, "teams": table["state"].get("teams"), "sessions": sessions, "audit": audit}
@@ -113,11 +114,12 @@ def _signoff(table_id: str, session: int, action: str) -> None:
             form = SignForm()
             if not form.validate_on_submit() or (action == "dispute" and not (form.note.data or "").strip()):
                 abort(400)
+            desk = sign_off.Door(official=current_user.name)  # marked as the desk's, with the scorer
             if action == "sign":
-                sign_off.sign(store, table_id, form.side.data, form.by.data.strip(), session)
+                sign_off.sign(store, table_id, form.side.data, form.by.data.strip(), session, door=desk)
             else:
                 sign_off.dispute(store, table_id, form.side.data, form.by.data.strip(), form.note.data.strip(),
-                                 session)
+                                 session, door=desk)
     except sign_off.SignOffError as exc:
         flash(t("action.refused", reason=str(exc)), "error")
         return

@@ -42,7 +42,12 @@ DONE = {"sign": "signed", "dispute": "disputed"}
 
 class LinkRefused(SignOffError):
     """A sign-off link or code that does not open (unknown, another table or side, spent,
-    replaced, expired), with the reason in words."""
+    replaced, expired), or an action it refuses: the reason in words, and its ``kind`` (a
+    word the dashboard says in the reader's language)."""
+
+    def __init__(self, message: str, kind: str = "other"):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -94,12 +99,12 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         session = len(signoff.session_results(conn, table_id))
         if not session:
-            raise LinkRefused(f"table {table_id}: no result yet; its links come when the round ends")
+            raise LinkRefused(f"table {table_id}: no result yet; its links come when the round ends", "no_result")
         status = signoff.status_on(conn, table_id, session)
         if status.state != "pending":
             raise LinkRefused(f"table {table_id}: the result is {status.state}; "
                               + ("a referee resolves the dispute first" if status.state == "disputed"
-                                 else "both sides signed"))
+                                 else "both sides signed"), "state")
         for side in SIDES:
             pair_of(conn, table_id, side)
         now = store.clock()
@@ -107,7 +112,7 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
         expires = min(now + ttl_s, ended + APPEAL_S)
         if expires <= now:
             raise LinkRefused(f"table {table_id}: the round ended at {clock_time(ended)}; X7's "
-                              f"{APPEAL_S / 60:g} minutes are past, so the sides sign at the desk")
+                              f"{APPEAL_S / 60:g} minutes are past, so the sides sign at the desk", "late")
         conn.execute(update(SignLink).where(SignLink.table_id == table_id, SignLink.ended.is_(None))
                      .values(ended="replaced", ended_at=now))
         issued, codes = [], set()
@@ -128,13 +133,22 @@ def pair_of(conn: Connection, table_id: str, side: str) -> Pair:
     match = conn.execute(select(Match).where(Match.table_id == table_id)).first()
     if match is None:
         raise LinkRefused(f"table {table_id} is not drawn in an event: there is no pair list to sign "
-                          "from, so its sides sign at the desk")
+                          "from, so its sides sign at the desk", "no_pairs")
     pair_id = match.ns_pair if side == "NS" else match.ew_pair
     pair = conn.execute(select(Pair).where(Pair.tournament_id == match.tournament_id,
                                            Pair.pair_id == pair_id)).first()
     if pair is None:
-        raise LinkRefused(f"table {table_id}: {side} has no pair (a bye) to sign")
+        raise LinkRefused(f"table {table_id}: {side} has no pair (a bye) to sign", "no_pairs")
     return pair
+
+
+def players(store: Store, table_id: str) -> dict[str, Pair] | None:
+    """The pair of each side of a drawn table (who may sign for it), or None outside an event."""
+    with store.engine.connect() as conn:
+        try:
+            return {side: pair_of(conn, table_id, side) for side in SIDES}
+        except LinkRefused:
+            return None
 
 
 def by_token(store: Store, table_id: str, side: str, token: str) -> Link:
@@ -147,7 +161,7 @@ def by_code(store: Store, table_id: str, code: str) -> Link:
     """The open link of ``table_id`` whose 6-digit code is ``code`` (else refused, why)."""
     code = code.strip()
     if not (len(code) == CODE_DIGITS and code.isascii() and code.isdigit()):
-        raise LinkRefused(f"a sign-off code is {CODE_DIGITS} digits, not {code[:20]!r}")
+        raise LinkRefused(f"a sign-off code is {CODE_DIGITS} digits, not {code[:20]!r}", "code_format")
     digest = code_digest(store, table_id, code)
     with store.engine.connect() as conn:
         return _open(store, conn, table_id, None, lambda r: hmac.compare_digest(r["code_hash"], digest)
@@ -159,23 +173,27 @@ def _open(store: Store, conn: Connection, table_id: str, side: str | None, match
     not spent, replaced or expired."""
     row = next((r for r in store.sealed_rows("sign_links", conn).values() if match(r)), None)
     if row is None:
-        raise LinkRefused("this sign-off link or code is not known here (mistyped, or not issued by this desk)")
+        raise LinkRefused("this sign-off link or code is not known here (mistyped, or not issued by this desk)",
+                          "unknown")
     if lock:  # two phones of one side: the second waits, then finds the link spent
         conn.execute(select(SignLink.id).where(SignLink.id == row["id"]).with_for_update()).first()
         row = {**row, **conn.execute(select(SignLink.ended, SignLink.ended_at)
                                      .where(SignLink.id == row["id"])).mappings().one()}
     if row["table_id"] != table_id:
-        raise LinkRefused(f"this sign-off link is for table {row['table_id']}, not table {table_id}")
+        raise LinkRefused(f"this sign-off link is for table {row['table_id']}, not table {table_id}",
+                          "other_table")
     if side is not None and row["side"] != side:
-        raise LinkRefused(f"this sign-off link is for {row['side']}, not {side}: each side signs with its own")
+        raise LinkRefused(f"this sign-off link is for {row['side']}, not {side}: each side signs with its own",
+                          "other_side")
     if row["ended"] == "used":
         raise LinkRefused(f"this sign-off link was used at {clock_time(row['ended_at'])} ({_use(conn, row['id'])}); "
-                          "it works once")
+                          "it works once", "used")
     if row["ended"] == "replaced":
-        raise LinkRefused(f"a newer link replaced this one at {clock_time(row['ended_at'])}; use the newest")
+        raise LinkRefused(f"a newer link replaced this one at {clock_time(row['ended_at'])}; use the newest",
+                          "replaced")
     if store.clock() > row["expires_at"]:
         raise LinkRefused(f"this sign-off link expired at {clock_time(row['expires_at'])}; "
-                          "the scorer issues a new one, or the side signs at the desk")
+                          "the scorer issues a new one, or the side signs at the desk", "expired")
     pair = pair_of(conn, table_id, row["side"])
     return Link(row["id"], row["table_id"], row["session"], row["side"], row["expires_at"], pair.pair_id,
                 pair.name, (pair.player1, pair.player2))
@@ -193,11 +211,12 @@ def redeem(store: Store, link: Link, action: str, by: str, note: str = "") -> Si
     in one transaction: a refused action (not a player, a dispute without a reason, a
     result already disputed) leaves the link open."""
     if action not in ("sign", "dispute"):
-        raise LinkRefused(f"a sign-off link signs or disputes, not {action!r}")
+        raise LinkRefused(f"a sign-off link signs or disputes, not {action!r}", "other")
     if by not in link.players:
-        raise LinkRefused(f"{action}: {by!r} is not a player of pair {link.pair} ({' / '.join(link.players)})")
+        raise LinkRefused(f"{action}: {by!r} is not a player of pair {link.pair} ({' / '.join(link.players)})",
+                          "not_player")
     if action == "dispute" and not note.strip():
-        raise LinkRefused("dispute: the reason is needed")
+        raise LinkRefused("dispute: the reason is needed", "no_reason")
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
         _open(store, conn, link.table_id, link.side, lambda r: r["id"] == link.id, lock=True)
         status = signoff.act_on(conn, store, action, link.table_id, link.session, link.side, by,
