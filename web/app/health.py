@@ -5,7 +5,8 @@ database is gone "up", and sends it half the hall's posts and pages. This answer
 only when the worker reaches its database (one ``SELECT 1`` on the store's pool) and, when
 Redis is configured, Redis (one ``PING``); else 503 naming what is unreachable. A proxy
 probes it every second on every host, so it is answered in front of the Flask app (no
-session, login or page machinery: two round trips), and its answers are not logged.
+session, login or page machinery: two round trips), and a 200 is not logged
+(``wsgi.HallLogger``).
 
 The reason given names the service, not the driver's message (which can carry a host's
 address to any visitor); the worker logs the message once each time the answer changes.
@@ -62,7 +63,7 @@ class HealthCheck:
             status["redis"] = "not configured"
         if status != self._last:
             failing = {name: problem for name, problem in problems.items() if problem}
-            (log.warning if failing else log.info)("health: %s", failing or "database and Redis reachable")
+            (log.warning if failing else log.info)("health: %s", failing or "everything reachable")
             self._last = status
         return status
 
@@ -72,7 +73,7 @@ class HealthCheck:
             with get_store(self.app).engine.connect() as conn:
                 conn.exec_driver_sql("SELECT 1")
         except SQLAlchemyError as exc:
-            return str(getattr(exc, "orig", None) or exc).splitlines()[0] or type(exc).__name__
+            return (str(getattr(exc, "orig", None) or exc).splitlines() or [type(exc).__name__])[0]
         return None
 
     def _ping(self) -> str | None:
