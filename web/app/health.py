@@ -73,7 +73,7 @@ class HealthCheck:
             with get_store(self.app).engine.connect() as conn:
                 conn.exec_driver_sql("SELECT 1")
         except SQLAlchemyError as exc:
-            return (str(getattr(exc, "orig", None) or exc).splitlines() or [type(exc).__name__])[0]
+            return str(getattr(exc, "orig", None) or exc).strip().split("\n")[0] or type(exc).__name__
         return None
 
     def _ping(self) -> str | None:
