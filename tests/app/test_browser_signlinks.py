@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.app.conftest import PASSWORD
+from tests.app.conftest import PASSWORD, session_events
 from tests.app.test_browser import CHROMIUM, browser, log_in, shot  # noqa: F401 (the module's fixture)
 from tests.app.test_cli import serving
 from web.app.accounts import add_user
@@ -28,7 +28,7 @@ NAMES = {"P1": "南京队", "P2": "苏州队", "P3": "扬州队", "P4": "淮安�
 
 @pytest.fixture(scope="module")
 def cup(tmp_path_factory):
-    """Round 1 of a four-pair cup, both tables played to a result (a short deal each)."""
+    """Round 1 of a four-pair cup, both tables ended by a loss (X4), and a table mid-deal."""
     data = tmp_path_factory.mktemp("signcup")
     with open_store(data_dir=str(data), table_rules=TournamentTables()) as store:
         add_user(store, "scorer", "scorer", PASSWORD)
@@ -41,6 +41,7 @@ def cup(tmp_path_factory):
             events = [{"type": "session_start", "teams": {"NS": m.ns, "EW": m.ew}},
                       {"type": "penalty", "side": "EW", "level": "loss", "rule": "X4", "by": "Chief Wang"}]
             store.append_many([{**e, "table": m.table_id, "t": float(i)} for i, e in enumerate(events, 1)])
+        store.append_many([{**e, "table": "LIVE"} for e in session_events()])  # a deal under way, flagged
     with serving(data, env={"GUANDAN_ADMIN_PASSWORD": PASSWORD}) as (port, _):
         yield f"http://127.0.0.1:{port}", drawn
 
@@ -149,8 +150,8 @@ def test_every_public_page_fits_a_phone_and_a_screen(cup, browser, lang):
         page = browser.new_page(viewport=viewport)
         page.goto(base + "/")
         set_language(page, lang)
-        for path, what in (("/", "floor"), (f"/tables/{drawn[1].table_id}", "table"), ("/results", "results"),
-                           ("/events/CUP", "standings"), ("/sign", "sign-code")):
+        for path, what in (("/", "floor"), (f"/tables/{drawn[1].table_id}", "table"), ("/tables/LIVE", "table-live"),
+                           ("/results", "results"), ("/events/CUP", "standings"), ("/sign", "sign-code")):
             page.goto(base + path)
             check_layout(page, f"{what}-{name}-{lang}")
         assert page.locator("#sign-links, svg.qr").count() == 0  # a spectator never sees a side's link

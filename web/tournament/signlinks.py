@@ -97,6 +97,8 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
     to sign from), without a result, with a result disputed or final, or past X7."""
     check_ttl(ttl_s)
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        for side in SIDES:  # a table outside an event has no pair list to sign from
+            pair_of(conn, table_id, side)
         session = len(signoff.session_results(conn, table_id))
         if not session:
             raise LinkRefused(f"table {table_id}: no result yet; its links come when the round ends", "no_result")
@@ -105,8 +107,6 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
             raise LinkRefused(f"table {table_id}: the result is {status.state}; "
                               + ("a referee resolves the dispute first" if status.state == "disputed"
                                  else "both sides signed"), "state")
-        for side in SIDES:
-            pair_of(conn, table_id, side)
         now = store.clock()
         ended = signoff.round_ended_at(conn, table_id, session)
         expires = min(now + ttl_s, ended + APPEAL_S)
