@@ -31,8 +31,8 @@ from pathlib import Path
 
 import _standalone  # noqa: F401  (first of ours: keeps bench/ off the import path)
 
-from web.app.agent.demo import DemoOptions, DemoServer, SimulatedTable, corrected, make_table  # noqa: E402
-from web.app.agent.floorref import DELAY_S, FloorReferee, TableView, history  # noqa: E402
+from web.app.agent.demo import DemoOptions, DemoServer, corrected, make_table  # noqa: E402
+from web.app.agent.floorref import DELAY_S, FloorReferee, history  # noqa: E402
 from web.app.agent.truth import FlagScore, score  # noqa: E402
 
 REFEREE = "floor"
@@ -53,11 +53,6 @@ def seeds_of(text: str) -> list[int]:
     return seeds
 
 
-def view(table: SimulatedTable) -> TableView:
-    return TableView(table.plan.table, table.plan.truth, table.plan.breaches, table.sender.answers,
-                     lambda: table.fed[-1][0] if table.fed else 0.0)
-
-
 def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
     """One seed's tables played and scored: per-table scores, the referee's answers, errors."""
     options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, rfid_sim=args.rfid_sim)
@@ -66,7 +61,7 @@ def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
         server.login(REFEREE)
         tables = [make_table(f"T{n + 1}", seed * 1000 + n, options, server.url, server.token(f"T{n + 1}"),
                              base / "agents") for n in range(args.tables)]
-        referee = FloorReferee(server.store, [view(t) for t in tables], REFEREE, args.delay) \
+        referee = FloorReferee(server.store, [t.view() for t in tables], REFEREE, args.delay) \
             if args.referee == "auto" else None
         done = threading.Event()
         watcher = threading.Thread(target=referee.run, args=(done,), daemon=True) if referee else None

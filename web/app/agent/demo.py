@@ -26,6 +26,7 @@ import secrets
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,7 +296,10 @@ class Demo:
         self.desk: Desk | None = None
         self.tables: list[SimulatedTable] = []
         """Every table played, round after round."""
-        self.referee: FloorReferee | None = None
+        self.answered: Counter = Counter()
+        """The simulated floor referee's answers appended, by event type, every round's."""
+        self.refused: list[str] = []
+        """Its answers the store refused, with the reason."""
         self._posted: dict[str, dict] = {}
 
     def say(self, text: str) -> None:
@@ -367,7 +371,8 @@ class Demo:
             if watcher is not None:
                 watcher.join()
                 referee.finish()
-                self.referee = referee
+                self.answered.update(referee.given)
+                self.refused += referee.refused
         self.refresh_health()
 
     def _round_closed(self, round_no: int, stop: threading.Event, wait: bool = True) -> bool:
@@ -428,9 +433,9 @@ class Demo:
                 self.say(f"    misread at {line}")
         if len(self.tables) > 1:
             self.say(f"all: {total.summary()}")
-        if self.referee is not None:
-            given = ", ".join(f"{n} {kind}" for kind, n in sorted(self.referee.given.items())) or "nothing to answer"
-            refused = f"; {len(self.referee.refused)} refused by the store" if self.referee.refused else ""
+        if self.options.referee == "auto":
+            given = ", ".join(f"{n} {kind}" for kind, n in sorted(self.answered.items())) or "nothing to answer"
+            refused = f"; {len(self.refused)} refused by the store" if self.refused else ""
             self.say(f"{AUTO_REFEREE}: {given}{refused}")
         if total.waiting:
             self.say(f"{total.waiting} caught misread(s) wait on the flags console ({self.server.url}/flags/): "
