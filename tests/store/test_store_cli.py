@@ -118,7 +118,8 @@ def test_sign_dispute_resolve_from_the_command_line(loc, tmp_path, capsys):
 
     code, out, _ = run("sign", "T1", "--side", "NS", "--by", "Ann", "--json")
     status = json.loads(out)
-    assert code == 0 and status.pop("signed_at").keys() == {"NS"} and status == {
+    assert code == 0 and status.pop("signed_at").keys() == {"NS"} and status.pop("doors")["NS"]["door"] == "desk"
+    assert status == {
         "table": "T1", "session": 1, "state": "pending", "signed": {"NS": "Ann"}, "dispute": None}
     assert run("dispute", "T1", "--side", "EW", "--by", "Bob", "--note", "deal 3 order")[1] == \
         "T1 session 1: disputed (EW (Bob): deal 3 order)\n"
