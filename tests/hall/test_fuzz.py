@@ -3,9 +3,10 @@
 Malformed JSON, wrong types, unknown seats and cards, huge payloads, replayed ids with
 other content and time going backwards: the API answers 200 with per-event verdicts or a
 clear 4xx, never a 500, and a refused event changes nothing (the table holds exactly the
-events it acknowledged, and its derived state equals a fresh replay); ``replay`` prints
-one error record naming the line for each bad line and the same records for the rest as
-if that line were not there."""
+events it acknowledged, and its derived state equals a fresh replay; the refused bodies
+kept stay within their bound, every refusal counted); ``replay`` prints one error record
+naming the line for each bad line and the same records for the rest as if that line were
+not there."""
 
 from __future__ import annotations
 
@@ -75,6 +76,7 @@ def table(tmp_path_factory):
     """A table whose first 20 events are stored; the fuzz posts after them."""
     with temporary_url("sqlite", tmp_path_factory.mktemp("fuzz")) as url:
         app = make_app(url)
+        get_store(app).rejected_keep = 5  # the fuzz refuses more than this: the bound is held under it
         token = create_token(get_store(app), "Z1")
         client = app.test_client()
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -109,8 +111,11 @@ def test_the_event_api_never_fails_and_refusals_change_nothing(table, body):
 
 def test_after_the_fuzz_the_table_equals_a_fresh_replay(table):
     app, _, _ = table
-    report = get_store(app).verify(rederive=True)
+    store = get_store(app)
+    report = store.verify(rederive=True)
     assert report.ok, report.problems
+    tally = store.rejected_tally("Z1")  # every refusal counted, only the latest bodies kept
+    assert tally["kept"] == len(store.rejected("Z1")) == 5 and tally["rejected"] == 5 + tally["dropped"] > 5
 
 
 def replay(tmp_path, lines: list[str]) -> tuple[int, list[dict]]:
