@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import func, select
+from alembic import command
+from sqlalchemy import func, insert, select
 
 from web.store import EventRejected
+from web.store.db import alembic_config, make_engine
 from web.store.models import RejectedEvent
 from web.store import rejected
 from web.store.rejected import OTHER, kind_of
@@ -67,3 +69,21 @@ def test_reasons_are_summed_up_without_what_varies(reopen, derivation, monkeypat
         for event in (_bad("T1", 0), {"type": "x", "table": "T1", "t": 1}, _bad("T1", 1), _bad("T1", 2)):
             store.append_many([event])  # each drops the one before: a play, the unknown type, a play
         assert store.rejected_tally("T1")["reasons"] == {"play before session_start": 2, OTHER: 1}
+
+
+def test_an_upgraded_store_counts_the_refusals_it_already_held(db_url, reopen, derivation):
+    reopen(derivation=derivation).close()  # a store, then taken back to the schema before the tallies
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        config = alembic_config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0005")
+        conn.execute(insert(RejectedEvent), [dict(table_id=tid, body="{}", reason="old", received_at=float(i))
+                                             for i, tid in enumerate(["T1", "T1", None, "T1"])])
+    engine.dispose()
+    with reopen(derivation=derivation, rejected_keep=2) as store:
+        assert (store.rejected_tally("T1")["rejected"], store.rejected_tally(None)["rejected"]) == (3, 1)
+        store.append_many([_bad("T1", 0)])
+        tally = store.rejected_tally("T1")
+        assert (tally["rejected"], tally["kept"], tally["reasons"]) == (4, 2, {"old": 2})
+        assert len(store.rejected("T1")) == 2
