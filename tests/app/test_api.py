@@ -182,6 +182,9 @@ def test_public_reads(agent):
     assert tables["T1"]["open_flags"] == {"violation": 1}
     state = client.get("/api/tables/T1").get_json()
     assert state["state"]["deal"]["table"]["cards"] == ["9H"]
+    assert [h["confidence"] for h in state["history"]][:2] == [None, None]  # a spectator's (test_spectator)
+    login(client, "scorer")
+    state = client.get("/api/tables/T1").get_json()
     assert [h["confidence"] for h in state["history"]][:2] == [0.97, 0.55]
     assert [h["low_confidence"] for h in state["history"]][:2] == [False, True]
     events = client.get("/api/tables/T1/events?after=5").get_json()["events"]

@@ -101,7 +101,7 @@ def log_in(page, base: str, role: str) -> None:
 def test_a_referee_watches_rules_and_corrects_live(server, browser):
     base, token, _ = server
     wall = browser.new_page(viewport={"width": 1920, "height": 1080})
-    wall.goto(base + "/")
+    log_in(wall, base, "referee")  # the referees' wall: a spectator sees no flag nobody confirmed
     assert wall.locator("#tile-T3.flagged").count() == 1  # the open P4 flag stands out
     shot(wall, "floor")
 
@@ -181,7 +181,7 @@ def test_the_floor_draws_changes_from_the_stream_as_the_server_draws_tiles(serve
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     requests = []
     page.on("request", lambda r: requests.append(r.url))
-    page.goto(base + "/")
+    log_in(page, base, "referee")  # officials see the flags on the floor (a spectator does not)
     assert page.get_attribute("#tile-T4", "data-seq") == "0"  # an agent token, no event yet: waiting
     post(base, token, {"fps": 12.5, "camera": "ok", "calibration": "lost", "outbox": 3,
                        "perception": {"plays": 9, "misread": 1, "caught": 1, "uncaught": 0, "deals": 1,

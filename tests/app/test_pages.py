@@ -242,7 +242,7 @@ def test_every_label_has_english_and_chinese():
 
 
 def test_floor_tiles_show_flags_turn_and_health(app, session, tokens):
-    client = app.test_client()
+    client = client_as(app, "referee")  # officials see the flags (a spectator does not: test_spectator)
     counts = {"plays": 40, "misread": 1, "caught": 1, "uncaught": 0, "deals": 2, "deals_right": 1}
     client.post("/api/tables/T1/health", json={"fps": 15, "camera": "ok", "calibration": "lost",
                                                "perception": counts},
@@ -255,7 +255,7 @@ def test_floor_tiles_show_flags_turn_and_health(app, session, tokens):
             "deal results equal to the truth: 1/2") in tile  # what the demo reports
     client.post("/language/zh", data={"csrf_token": csrf_of(client, "/"), "next": "/"})
     page = client.get("/").get_data(as_text=True)
-    assert "识别与模拟对照: 出牌 40 次，识别错误 1 次（裁判发现 1 次，未发现 0 次）；牌局结果与真实一致：1/2 副" in page
+    assert "识别与模拟对照：出牌 40 次，识别错误 1 次（裁判发现 1 次，未发现 0 次）；牌局结果与真实一致：1/2 副" in page
     assert "校准 丢失" in page  # the device's own words, in the visitor's language too
     client.post("/api/tables/T1/health", json={"fps": 15, "camera": "fault: frozen", "calibration": "reseated"},
                 headers={"Authorization": f"Bearer {tokens['T1']}"})

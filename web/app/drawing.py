@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
+from .i18n import t
+from .messages import card_word
+
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 RED_SUITS = ("H", "D")
 LEVELS = "23456789TJQKA"
@@ -19,7 +22,7 @@ LEVELS = "23456789TJQKA"
 def card_svg(name: str, wildcard: str | None = None, size: str = "md") -> Markup:
     """One card, e.g. ``card_svg("TH")``; ``data-card`` carries its name for scripts and tests."""
     name = str(name)
-    label = f"card {name}" + (" (wildcard)" if name == wildcard else "")
+    label = t("card.label", card=card_word(name)) + (t("card.wildcard_mark") if name == wildcard else "")
     frame = "#c9a227" if name == wildcard else "#333"
     width = "3" if name == wildcard else "1.2"
     if name in ("SJ", "BJ"):
@@ -65,7 +68,7 @@ def levels_chart(deals: list[dict], title: str) -> Markup:
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 12}" y2="{y:.1f}" stroke="#ddd"/>')
         if i % 2 == 0 or level in "A+":
             parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
-                         f'{"A+" if level == "+" else ("10" if level == "T" else level)}</text>')
+                         f'{escape(t("table.level_passed_a")) if level == "+" else ("10" if level == "T" else level)}</text>')
     for i in range(len(deals) + 1):
         x = left + i * step_x
         parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="11" text-anchor="middle">{i}</text>')
@@ -77,6 +80,6 @@ def levels_chart(deals: list[dict], title: str) -> Markup:
             parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
         x, y = points[-1]
         parts.append(f'<text x="{min(x + 6, width - 30):.1f}" y="{y - 6:.1f}" font-size="12" fill="{colour}" '
-                     f'font-weight="700">{side}</text>')
+                     f'font-weight="700">{escape(t("side." + side))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -3,7 +3,7 @@
 The engine keeps each flag's and review's facts as data (``detail``: ``what`` names the
 message, the rest are its values: seats, counts, card names, a combination); the words
 are chosen here, from the one catalogue (``translations.json``, keys ``msg.*``,
-``combo.*``, ``task.*``, ``late.*``, ``problem.*``), so a referee reads "东越序过牌（应由南
+``combo.*``, ``table.clock_task.*``, ``late.*``, ``problem.*``), so a referee reads "东越序过牌（应由南
 出牌）" where the record says ``{"what": "passed_out_of_turn", "turn": "S"}``. A record
 without a detail (one derived before the engine kept them) shows its English message.
 """
@@ -27,6 +27,11 @@ def seat_word(seat: str | None) -> str:
 def side_word(side: str | None) -> str:
     """A side (南北方 / North–South); an unknown value as it is."""
     return t(f"side.{side}", default=side) if side else "—"
+
+
+def level_word(level) -> str:
+    """A level as played (打5); past A is 过A / past A, not the notation ``A+``."""
+    return t("table.level_passed_a") if level == "A+" else ("10" if level == "T" else str(level or "—"))
 
 
 def seats_word(seats) -> str:
@@ -99,7 +104,7 @@ def _values(record: dict, d: dict) -> dict:
         "card": card_word(d.get("card") or ""), "count": d.get("count"), "holds": d.get("holds"),
         "laid": d.get("laid"), "counted": d.get("counted"), "total": d.get("total"),
         "minutes": f"{d.get('minutes', 0):g}", "limit": f"{d.get('limit', 0):g}",
-        "countdown": f"{d.get('countdown', 0):g}", "task": t(f"task.{d.get('task')}"),
+        "countdown": f"{d.get('countdown', 0):g}", "task": t(f"table.clock_task.{d.get('task')}"),
         "source": t(f"source.{record.get('source')}", default=str(record.get("source"))),
     }
     if what == "late":

@@ -7,6 +7,12 @@ deal with their source and confidence, open flags counted by severity, and resul
 broadcast delay shows the table as it stood that many seconds of table time before its
 latest event. ``public_events`` gives the events themselves with hands and evidence
 removed. Flag messages and evidence are for referees (``web.app.flags``), never here.
+
+A spectator (no login, or a viewer) gets less (``spectator_view``): what someone behind
+the broadcast delay may see at the table: the cards played and left on the table, counts,
+levels, results and confirmed rulings; never a flag nobody has confirmed yet, how sure a
+camera was of a read, or cards that went back to a hand after a flagged play (for a
+misread they were never in play).
 """
 
 from __future__ import annotations
@@ -14,11 +20,18 @@ from __future__ import annotations
 from collections import Counter
 
 from referee.cards import CardError, card_name, parse_cards
+from referee.phases.clock import TASKS as CLOCK_TASKS
 from referee.scoring import level_name
 from referee.state import SessionState
 from referee.view import view_for
 
 from .timeline import ACTIONS, Step, Timeline, Timelines, flag_key
+
+OFFICIAL_ROLE = "scorer"
+"""The least role that sees flags, reviews and the reads' confidence (``spectator_view`` for the rest)."""
+READ_MARKS = ("source", "confidence", "low_confidence", "conflict", "confirmed_by", "taken_back")
+"""What a play history entry says about the read and the referee's doubts: for officials
+only (a spectator's entries hold None)."""
 
 HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
@@ -45,7 +58,8 @@ def state_extract(state: SessionState | None) -> dict:
         round=deal.round,
         wildcard=f"{level}H",
         clocks=[] if deal.phase == "over" else [
-            {"seat": c.seat, "start": c.start, "limit": c.limit, "rule": c.rule, "what": c.what}
+            {"seat": c.seat, "start": c.start, "limit": c.limit, "rule": c.rule, "what": c.what,
+             "task": CLOCK_TASKS.get(c.what)}
             for c in deal.clocks.values()],
         tribute={"payers": list(deal.payers), "winner": deal.winner, "returned": sorted(deal.returned),
                  "paid": [{"from": payer, "to": to, "card": card_name(card)}
@@ -157,9 +171,22 @@ def _view(timelines: Timelines, table_id: str, delay: float, name: str, build) -
     return cached
 
 
-def public_table(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
-    """The public state of a table (None if it has no events): never a hand."""
-    return _view(timelines, table_id, delay, "public", _public)
+def public_table(timelines: Timelines, table_id: str, delay: float = 0.0,
+                 spectator: bool | None = None) -> dict | None:
+    """The public state of a table (None if it has no events): never a hand. ``spectator``
+    (by default: whether the request's reader is one, ``is_spectator``) gets ``spectator_view``."""
+    if spectator is None:
+        spectator = is_spectator()
+    return _view(timelines, table_id, delay, "spectator" if spectator else "public",
+                 _spectator if spectator else _public)
+
+
+def is_spectator() -> bool:
+    """Whether this request reads as a spectator: nobody logged in, or a viewer. Code outside
+    a request (a command, a feed) reads the whole public view and says what it passes on."""
+    from flask import has_request_context
+    from flask_login import current_user
+    return has_request_context() and not current_user.can(OFFICIAL_ROLE)
 
 
 def public_summary(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
@@ -214,6 +241,49 @@ def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
         "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"],
         "corrections": sum(1 for s in steps if s.corrected),
     }
+
+
+def went_back(steps: list[Step], i: int) -> bool:
+    """Whether the flagged play of step ``i`` went back to its seat's hand: as the referee
+    settles a standing play (``PlayRules._follow_table``), the next action at the table is
+    the same seat's, or that of the seat that was due before the play (and not after it),
+    or the seat's cards were seen going back (``take_back``). Until then it stands."""
+    play = steps[i].event
+    due_before = ((steps[i - 1].state_view.get("deal") or {}).get("turn")) if i else None
+    due_after = (steps[i].state_view.get("deal") or {}).get("turn")
+    for step in steps[i + 1:]:
+        kind = step.event["type"]
+        if kind == "deal_start":
+            return False
+        if kind == "take_back":
+            if step.event.get("seat") == play.get("seat"):
+                return True
+        elif kind in ("play", "pass"):
+            seat = step.event.get("seat")
+            return seat == play.get("seat") or (seat == due_before and seat != due_after)
+    return False
+
+
+def spectator_view(table: dict, steps: list[Step], closed: dict) -> dict:
+    """``table`` (a ``_public`` view of ``steps``) as a spectator may see it: no open flag
+    counts or reviews, no marks of a read's confidence or source, a play's rule shown only
+    once a referee confirmed the flag, and neither the plays that went back to a hand nor
+    the reads the sources disagreed on."""
+    by_seq = {s.seq: i for i, s in enumerate(steps)}
+    history = []
+    for entry in table["history"]:
+        if entry["type"] == "conflict" or (entry.get("taken_back") and went_back(steps, by_seq[entry["seq"]])):
+            continue
+        confirmed = [rule for rule in entry["flags"]
+                     if (closed.get((rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
+        history.append({**entry, **dict.fromkeys(READ_MARKS), "flags": confirmed})
+    deal = table["state"].get("deal") or {}
+    return {**table, "open_flags": {}, "reviews": 0, "history": history,
+            "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"]}
+
+
+def _spectator(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
+    return spectator_view(_public(timeline, table_id, upto, shown), timeline.steps[:shown], timeline.closed)
 
 
 def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0) -> list[dict] | None:

@@ -13,7 +13,8 @@
       const limit = parseFloat(el.dataset.limit);
       const elapsed = parseFloat(el.dataset.elapsed || "0") + (now - loadedAt.get(el)) / 1000;
       const left = Math.round(limit - elapsed);
-      el.textContent = left >= 0 ? left + "s" : "+" + (-left) + "s";
+      const format = el.dataset.format || "{s} s";  // "{s} s", "{s}秒": the page's language
+      el.textContent = format.replace("{s}", left >= 0 ? left : "+" + (-left));
       el.classList.toggle("urgent", left >= 0 && left <= 5);
       el.classList.toggle("overtime", left < 0);
     });
@@ -171,6 +172,7 @@
   // markup, same words from data-labels), instead of fetching the tile's HTML: a hall of
   // 200 tables changes 400 times a second, and every open floor page would ask for each.
   const labels = JSON.parse(root.dataset.labels || "{}");
+  const official = root.dataset.official === "1";  // a spectator sees no flag nobody confirmed (public.py)
 
   function esc(value) {
     return String(value).replace(/[&<>"']/g, function (c) {
@@ -188,25 +190,32 @@
     return String(Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r);
   }
 
+  function levelWord(level) {  // as messages.level_word
+    return level === "A+" ? t("table.level_passed_a") : level === "T" ? "10" : level == null ? "—" : String(level);
+  }
+
   function seatLabel(seat) {
     return seat ? '<span class="seat-name">' + esc(t("seat." + seat)) + "</span>" : "—";
   }
 
   function clock(c, lastT) {
-    return '<span class="clock-box" title="' + esc(c.rule + ": " + c.what) + '"><span class="clock-label">' +
-      esc(t("table.clock")) + '</span> <span class="clock" data-limit="' + esc(c.limit) + '" data-elapsed="' +
-      esc((lastT || c.start) - c.start) + '">' + esc(Math.trunc(c.limit)) + "s</span></span>";
+    const task = Object.prototype.hasOwnProperty.call(labels, "table.clock_task." + c.task)
+      ? t("table.clock_task." + c.task) : c.what;  // as _macros.html's clock
+    return '<span class="clock-box" title="' + esc(t("table.clock_title", { rule: c.rule, task: task })) +
+      '"><span class="clock-label">' + esc(t("table.clock")) + '</span> <span class="clock" data-format="' +
+      esc(t("table.clock_s")) + '" data-limit="' + esc(c.limit) + '" data-elapsed="' +
+      esc((lastT || c.start) - c.start) + '">' + esc(t("table.clock_s", { s: Math.trunc(c.limit) })) + "</span></span>";
   }
 
   function status(tile) {
     if (tile.over) {
       return '<div class="status">' + esc(t("floor.finished")) +
-        (tile.result ? ": " + esc(tile.result.score.NS) + ":" + esc(tile.result.score.EW) : "") + "</div>";
+        (tile.result ? esc(t("floor.colon")) + esc(tile.result.score.NS) + ":" + esc(tile.result.score.EW) : "") + "</div>";
     }
     if (!tile.deal) return "";
     const turn = tile.phase === "play" && tile.turn;
     let html = '<div class="status">' + esc(t("table.deal_n", { n: tile.deal })) + " · " + esc(t("table.level")) +
-      " " + esc(tile.level) + " · " +
+      " " + esc(levelWord(tile.level)) + " · " +
       esc(turn ? t("floor.turn", { seat: t("seat." + tile.turn) })
                : t("phase." + (tile.phase == null ? "None" : tile.phase)));  // Jinja writes None
     (tile.clocks || []).forEach(function (c) { if (c.seat === tile.turn) html += " " + clock(c, tile.last_t); });
@@ -227,20 +236,20 @@
   function health(h) {
     if (!h) return '<span class="none">' + esc(t("floor.no_agent")) + "</span>";
     const bad = (h.camera || "ok") !== "ok" || (h.calibration || "ok") !== "ok";
-    let html = '<span class="' + (bad ? "bad" : "good") + '">' + esc(t("floor.agent")) + ": " +
-      (h.fps !== undefined ? esc(whole(h.fps)) + " fps" : "") +
+    let html = '<span class="' + (bad ? "bad" : "good") + '">' + esc(t("floor.agent")) + esc(t("floor.colon")) +
+      (h.fps !== undefined ? esc(t("floor.fps", { n: whole(h.fps) })) : "") +
       (h.camera ? " · " + esc(t("floor.camera")) + " " + esc(deviceWord(h.camera)) : "") +
       (h.calibration ? " · " + esc(t("floor.calibration")) + " " + esc(deviceWord(h.calibration)) : "") +
       (h.outbox ? " · " + esc(t("floor.outbox", { n: h.outbox })) : "") + "</span> ";
     if (h.perception) {
-      html += '<span class="perception">' + esc(t("floor.perception")) + ": " +
+      html += '<span class="perception">' + esc(t("floor.perception")) + esc(t("floor.colon")) +
         esc(t("floor.perception_counts", h.perception)) + "</span>";
     }
     return html;
   }
 
   function tileHtml(tile) {
-    const open = tile.open_flags || {};
+    const open = official ? tile.open_flags || {} : {};
     const severities = Object.keys(open);
     let html = '<a id="tile-' + esc(tile.table) + '" class="tile' +
       (severities.length ? " flagged sev-top-" + esc(severities[0]) : "") + (tile.over ? " over" : "") +
@@ -251,14 +260,14 @@
         return '<span class="sev sev-' + esc(s) + '">' + esc(open[s]) + " " + esc(t("severity." + s)) + "</span>";
       }).join("") + "</span>";
     }
-    if (tile.reviews) {
+    if (official && tile.reviews) {
       html += ' <span class="sev sev-review">' + esc(tile.reviews) + " " + esc(t("floor.to_check")) + "</span>";
     }
     html += " </div> ";
     if (tile.teams && Object.keys(tile.teams).length) {
       html += '<div class="teams"> ' + ["NS", "EW"].map(function (side) {
         return '<div><span class="side">' + esc(t("side." + side)) + "</span> " + esc(tile.teams[side]) +
-          ' <span class="lvl">' + esc(t("table.level")) + " " + esc(tile.levels[side]) + "</span></div>";
+          ' <span class="lvl">' + esc(t("table.level")) + " " + esc(levelWord(tile.levels[side])) + "</span></div>";
       }).join(" ") + " </div> " + status(tile);
     } else {
       html += '<div class="status">' + esc(t("floor.waiting")) + "</div>";

@@ -1,0 +1,78 @@
+"""What a spectator may see of a table (no login, or a viewer): played cards, counts,
+levels, results and confirmed rulings; never a flag nobody confirmed, a read's confidence,
+or cards that went back to a hand after a flagged play. Officials see all of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from web.app.public import READ_MARKS
+
+from .conftest import bearer, csrf_of, login, session_events
+
+OUT_OF_TURN_STOOD = [  # S plays out of turn (N due) and E, next after S, follows: the play stood
+    {"type": "session_start", "t": 0.0, "id": "s", "teams": {"NS": "Nanjing", "EW": "Suzhou"}},
+    {"type": "deal_start", "t": 1.0, "id": "d1", "deal": 1, "first_leader": "S"},
+    {"type": "play", "t": 5.0, "id": "p1", "seat": "S", "cards": ["3S"], "source": "camera", "confidence": 0.97},
+    {"type": "play", "t": 9.0, "id": "p2", "seat": "E", "cards": ["5S"], "source": "camera", "confidence": 0.55},
+    {"type": "play", "t": 12.0, "id": "p3", "seat": "S", "cards": ["7D"], "source": "rfid"},
+    {"type": "play", "t": 15.0, "id": "p4", "seat": "E", "cards": ["8D"], "source": "camera", "confidence": 0.9},
+]
+
+
+def client_as(app, role: str | None):
+    client = app.test_client()
+    if role:
+        login(client, role)
+    return client
+
+
+def table_of(app, role: str | None, table: str = "T1") -> dict:
+    return client_as(app, role).get(f"/api/tables/{table}").get_json()
+
+
+@pytest.mark.parametrize("role", [None, "viewer"])
+def test_a_spectator_sees_no_open_flag_no_confidence_and_no_cards_that_went_back(app, session, role):
+    seen = table_of(app, role)
+    assert seen["open_flags"] == {} and seen["reviews"] == 0
+    assert all(entry[mark] is None for entry in seen["history"] for mark in READ_MARKS)
+    plays = [(e["seat"], e["cards"]) for e in seen["history"] if e["type"] == "play"]
+    assert plays == [("S", ["3S"]), ("E", ["5S"]), ("W", ["9H"])]  # S's 7D went back when N, due, passed
+    assert [e["seat"] for e in seen["round"]] == ["S", "E", "N", "W"]
+    assert seen["state"]["deal"]["counts"] == {"S": 26, "E": 26, "N": 27, "W": 26}  # the 7D is back in S's hand
+
+
+def test_an_official_sees_the_flags_the_reads_and_the_play_that_went_back(app, session):
+    seen = table_of(app, "scorer")
+    assert seen["open_flags"] == {"violation": 1} and seen["reviews"] == 1
+    flagged = [e for e in seen["history"] if e.get("cards") == ["7D"]]
+    assert flagged and flagged[0]["taken_back"] and flagged[0]["flags"] == ["P4"]
+    assert [e["confidence"] for e in seen["history"]][:2] == [0.97, 0.55]
+
+
+def test_a_flagged_play_that_stood_is_shown_and_its_rule_only_once_confirmed(app, post_events):
+    post_events(OUT_OF_TURN_STOOD)
+    plays = [e for e in table_of(app, None)["history"] if e["type"] == "play"]
+    assert [(e["seat"], e["cards"], e["flags"]) for e in plays][-2:] == [("S", ["7D"], []), ("E", ["8D"], [])]
+    referee = client_as(app, "referee")
+    answer = referee.post("/flags/T1/confirm", data={"rule": "P4", "seat": "S", "at": "12.0", "level": "violation",
+                                                     "csrf_token": csrf_of(referee, "/flags/")})
+    assert answer.status_code == 302
+    seen = table_of(app, None)
+    assert [e["flags"] for e in seen["history"] if e.get("cards") == ["7D"]] == [["P4"]]
+    assert seen["state"]["penalties"]["NS"]["violation"] == 1  # the confirmed ruling
+
+
+@pytest.mark.parametrize("role", [None, "viewer"])
+def test_a_spectators_pages_show_none_of_it(app, session, tokens, role):
+    client = client_as(app, role)
+    app.test_client().post("/api/tables/T1/health", json={"fps": 15, "camera": "ok"}, headers=bearer(tokens["T1"]))
+    for path in ("/tables/T1", "/tables/T1/live", "/", "/floor/tile/T1"):
+        page = client.get(path).get_data(as_text=True)
+        assert 'data-card="7D"' not in page, path  # went back into S's hand
+        assert "55%" not in page and "low-confidence" not in page and "sev-violation" not in page, path
+        assert "sev-review" not in page and "Open flags" not in page, path
+    official = client_as(app, "scorer")
+    page = official.get("/tables/T1").get_data(as_text=True)
+    assert 'data-card="7D"' in page and "55%" in page and "sev-violation" in page
+    assert "sev-violation" in official.get("/floor/tile/T1").get_data(as_text=True)
