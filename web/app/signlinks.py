@@ -13,8 +13,10 @@ links open. Typed codes are limited per visitor address like login attempts.
 
 from __future__ import annotations
 
+import segno
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user
+from markupsafe import Markup
 from werkzeug.exceptions import TooManyRequests
 
 from web.tournament import signlinks
@@ -87,11 +89,8 @@ def open_links(table_id: str) -> list[dict]:
     return out
 
 
-def qr_svg(url: str):
+def qr_svg(url: str) -> Markup:
     """The link as an inline SVG QR code (no image request, so the page's CSP holds)."""
-    import segno
-    from markupsafe import Markup
-
     return Markup(segno.make(url, error="m").svg_inline(scale=1, border=2, svgclass="qr", omitsize=True))
 
 

@@ -22,7 +22,7 @@ import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
 
 from referee.seats import SIDES
 from web.store import Store
@@ -128,8 +128,8 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
         return issued
 
 
-def pair_of(conn: Connection, table_id: str, side: str) -> Pair:
-    """The pair that plays ``side`` at a drawn table (its players are who may sign)."""
+def pair_of(conn: Connection, table_id: str, side: str) -> Row:
+    """The row of the pair that plays ``side`` at a drawn table (its players are who may sign)."""
     match = conn.execute(select(Match).where(Match.table_id == table_id)).first()
     if match is None:
         raise LinkRefused(f"table {table_id} is not drawn in an event: there is no pair list to sign "
@@ -142,7 +142,7 @@ def pair_of(conn: Connection, table_id: str, side: str) -> Pair:
     return pair
 
 
-def players(store: Store, table_id: str) -> dict[str, Pair] | None:
+def players(store: Store, table_id: str) -> dict[str, Row] | None:
     """The pair of each side of a drawn table (who may sign for it), or None outside an event."""
     with store.engine.connect() as conn:
         try:
