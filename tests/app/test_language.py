@@ -283,3 +283,21 @@ def test_every_page_in_a_browser_shows_only_the_readers_language(app, hall, brow
     page.close()
     visitor.close()
     assert found == {}, json.dumps(found, ensure_ascii=False, indent=0)
+
+
+def test_a_flag_shows_the_time_of_day_in_the_events_zone_beside_table_time(app, monkeypatch):
+    """The server recorded the table's latest event (t = 60) at 2026-05-01 12:00:00 UTC; a flag
+    raised at table time 12 was 48 s earlier: 19:59:12 in Shanghai, 13:59:12 in Berlin."""
+    from datetime import datetime, timezone
+
+    store = get_store(app)
+    noon = datetime(2026, 5, 1, 12, tzinfo=timezone.utc).timestamp()
+    monkeypatch.setattr(store, "clock", lambda: noon)
+    events = session_events()[:5] + [{"type": "tick", "t": 60.0}]  # S's out-of-turn 7D at t = 12
+    store.append_many([{**event, "table": "T7"} for event in events])
+    client = app.test_client()
+    login(client, "referee")
+    for zone, shown in (("Asia/Shanghai", "19:59:12"), ("Europe/Berlin", "13:59:12")):
+        monkeypatch.setenv("GUANDAN_TIMEZONE", zone)
+        page = client.get("/flags/?table=T7").get_data(as_text=True)
+        assert f"<time>{shown}</time> · table time 12.0 s" in page, zone

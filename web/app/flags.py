@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
+from datetime import datetime
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
@@ -27,9 +28,12 @@ from flask_wtf import FlaskForm
 from wtforms import SelectField, StringField
 from wtforms.validators import DataRequired, Length
 
+from sqlalchemy import select
 from referee.cards import CardError, card_name, parse_cards
 from referee.events import PENALTY_LEVELS
 from web.store import Appended
+from web.store.models import TableEvent, TableHead
+from web.tournament.clock import zone
 
 from . import context, messages
 from .api import table_ids
@@ -237,14 +241,36 @@ def _urgency(item: dict) -> tuple:
             -float(item["record"].get("at") or 0))
 
 
+LATEST = select(TableEvent.table_id, TableEvent.t.label("table_t"), TableEvent.recorded_at).join(
+    TableHead, (TableHead.table_id == TableEvent.table_id) & (TableHead.head_seq == TableEvent.seq))
+"""Each table's latest event: its table time and when the server recorded it."""
+
+
+def clock_offsets() -> dict[str, float]:
+    """Table -> what to add to its table time for the time of day (seconds since the epoch):
+    a table's clock counts seconds, so a moment ``t`` was ``t_latest - t`` before the server
+    recorded the latest event. One query for every table."""
+    with context.store().engine.connect() as conn:
+        return {row.table_id: row.recorded_at - row.table_t for row in conn.execute(LATEST) if row.table_t is not None}
+
+
+def time_of_day(at: float, offset: float | None) -> str:
+    """A table time as the time of day in the event's zone (``GUANDAN_TIMEZONE``)."""
+    return "" if offset is None else datetime.fromtimestamp(float(at) + offset, zone()).strftime("%H:%M:%S")
+
+
 def console_view(table: str = "", kind: str = "") -> dict:
-    """What the console shows, filtered to one table and/or one kind (``KINDS``)."""
+    """What the console shows, filtered to one table and/or one kind (``KINDS``); each item
+    with the time of day it was raised (``wall``) beside its table time."""
     reads, flags, closed, opened = [], [], [], 0
+    offsets = clock_offsets()
     for table_id in [table] if table else table_ids():
         timeline = context.timelines().get(table_id)
         if timeline is None:
             continue
         found = [i for i in items(table_id, timeline) if not kind or i["kind"] == kind]
+        for item in found:
+            item["wall"] = time_of_day(item["record"].get("at") or 0.0, offsets.get(table_id))
         closed += [i for i in found if i["status"] != "open"]
         opened += sum(1 for i in found if i["status"] == "open")
         heads = group_knock_ons(found)
