@@ -152,3 +152,22 @@ def _head(store, table_id):
         row = conn.execute(select(TableHead.head_seq, TableHead.head_hash)
                            .where(TableHead.table_id == table_id)).one()
     return row[0], row[1]
+
+
+def test_two_phones_on_one_link_sign_once(cup):
+    """Both captains' phones press Sign at once: one signature, the other told the link is spent."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store, (m, _) = cup
+    link = signlinks.by_token(store, m.table_id, "NS", _issued(store, m.table_id)["NS"].token)
+
+    def press(by):
+        try:
+            return signlinks.redeem(store, link, "sign", by).signed
+        except LinkRefused as exc:
+            return exc.kind
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(press, (f"{m.ns}1", f"{m.ns}2")))
+    assert sorted(map(str, outcomes)) == sorted([str({"NS": signoff.status(store, m.table_id).signed["NS"]}), "used"])
+    assert len([a for a in signoff.trail(store, m.table_id, 1) if a["action"] == "sign"]) == 1

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Row
 from referee.seats import SIDES
 from web.store import Store
 from web.store.db import WRITE
-from web.store.models import Match, Pair, SignLink, SignOff, SignOffDoor
+from web.store.models import Match, Pair, SignLink, SignOff, SignOffDoor, TableHead
 
 from . import signoff
 from .clock import clock_time
@@ -97,6 +97,7 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
     to sign from), without a result, with a result disputed or final, or past X7."""
     check_ttl(ttl_s)
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        _lock_table(conn, table_id)
         for side in SIDES:  # a table outside an event has no pair list to sign from
             pair_of(conn, table_id, side)
         session = len(signoff.session_results(conn, table_id))
@@ -126,6 +127,12 @@ def issue(store: Store, table_id: str, by: str, ttl_s: float = TTL_S) -> list[Is
                 code_hash=code_digest(store, table_id, code), issued_by=by, issued_at=now, expires_at=expires))
             issued.append(Issued(side, token, code, expires))
         return issued
+
+
+def _lock_table(conn: Connection, table_id: str) -> None:
+    """Lock the table's head row first, as every sign-off does (``signoff.act_on``): issuing
+    and spending links then take turns with each other and with signatures, never deadlock."""
+    conn.execute(select(TableHead.table_id).where(TableHead.table_id == table_id).with_for_update()).first()
 
 
 def pair_of(conn: Connection, table_id: str, side: str) -> Row:
@@ -218,6 +225,7 @@ def redeem(store: Store, link: Link, action: str, by: str, note: str = "") -> Si
     if action == "dispute" and not note.strip():
         raise LinkRefused("dispute: the reason is needed", "no_reason")
     with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        _lock_table(conn, link.table_id)
         _open(store, conn, link.table_id, link.side, lambda r: r["id"] == link.id, lock=True)
         status = signoff.act_on(conn, store, action, link.table_id, link.session, link.side, by,
                                 note.strip() if action == "dispute" else None, door=Door("link", link_id=link.id))
