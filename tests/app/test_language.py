@@ -120,6 +120,8 @@ def test_messages_in_the_sports_own_words(app):
         assert messages.combo_word({"type": "four_jokers", "rank": "BJ", "size": 4}) == "天王炸"
         assert messages.table_word("T3") == "3号桌" and messages.card_word("BJ") == "大王"
         assert messages.seats_word(["E", "W"]) == "东、西" and messages.side_word("NS") == "南北方"
+        settled = {"type": "settled", "settled_by": ["8H: two decks hold two of each"], "confidence": 0.9}
+        assert messages.settled_word(settled) == "本副已知情况排除了1种其他读法"
     late = {"type": "flag", "rule": "K5", "severity": "foul", "side": "NS", "detail": {"what": "late", "minutes": 7,
                                                                                        "house": True}}
     assert _words(app, "zh", late) == "南北方迟到7分钟：第1副判对方胜并升3级"

@@ -53,7 +53,7 @@ def _words() -> dict:
     return {"record_message": messages.record_message, "seat_word": messages.seat_word,
             "side_word": messages.side_word, "seats_word": messages.seats_word, "card_word": messages.card_word,
             "combo_word": messages.combo_word, "table_word": messages.table_word,
-            "level_word": messages.level_word}
+            "level_word": messages.level_word, "settled_word": messages.settled_word}
 
 SEVERITY_ORDER = {"loss": 0, "foul": 1, "violation": 2, "warning": 3}
 KINDS = ("doubt", "flag", "other")

@@ -132,6 +132,13 @@ def _values(record: dict, d: dict) -> dict:
     return values
 
 
+def settled_word(record: dict) -> str:
+    """Why the deal's context settled a read (a ``settled`` record): the engine's own reasons
+    are English sentences, so a Chinese reader gets how many readings it ruled out."""
+    reasons = record.get("settled_by") or ()
+    return ", ".join(reasons) if language() == "en" else t("history.settled_n", n=len(reasons))
+
+
 def message_key(record: dict) -> str | None:
     """The catalogue key of a record's message (None: the record has no detail)."""
     d = record.get("detail")
