@@ -81,3 +81,18 @@ def test_the_sign_page_speaks_the_phones_language(app, drawn):
     assert "请输入桌号" in phone.get("/sign", headers={"Accept-Language": "zh-CN,zh;q=0.9"}).get_data(as_text=True)
     assert "Type the table" in app.test_client().get("/sign").get_data(as_text=True)
 
+
+
+def test_a_link_of_a_side_that_signed_at_the_desk_meanwhile_says_so(app, drawn):
+    from web.tournament import signlinks, signoff
+
+    store = get_store(app)
+    (ns, _) = signlinks.issue(store, drawn.table_id, "scorer")
+    signoff.sign(store, drawn.table_id, "NS", f"{drawn.ns}1", door=signoff.Door(official="scorer"))
+    phone = app.test_client()
+    path = f"/sign/{drawn.table_id}/NS/{ns.token}"
+    answer = phone.post(path, data={"csrf_token": csrf_of(phone, path), "action": "sign", "by": f"{drawn.ns}2"},
+                        headers={"Accept-Language": "en"})
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and "The result cannot be signed now." in page
+    assert f"NS already signed this result: {drawn.ns}1" in page

@@ -22,6 +22,7 @@ from werkzeug.exceptions import TooManyRequests
 from web.tournament import signlinks
 from web.tournament.clock import clock_time
 from web.tournament.signlinks import LinkRefused
+from web.tournament.signoff import SignOffError
 
 from . import context
 from .auth import LoginLimit, requires
@@ -54,7 +55,7 @@ def issue(table_id: str):
     store = context.store()
     try:
         issued = signlinks.issue(store, table_id, current_user.name, current_app.config["SIGN_LINK_MINUTES"] * 60)
-    except LinkRefused as exc:
+    except SignOffError as exc:
         flash(t("action.refused", reason=str(exc)), "error")
         return redirect(url_for("tables.table", table_id=table_id))
     kept = {tid: links for tid, links in session.get(ISSUED, {}).items()
@@ -136,7 +137,7 @@ def _act(link, action_url: str, hidden: dict):
         action, by = request.form.get("action", ""), request.form.get("by", "")
         try:
             status = signlinks.redeem(store, link, action, by, request.form.get("note", ""))
-        except LinkRefused as exc:
+        except SignOffError as exc:  # the link's own refusals, and the sign-off's (signed at the desk meanwhile)
             flash(_reason(exc), "error")
         else:
             context.broker().publish(link.table_id)
@@ -155,9 +156,10 @@ def _session(link) -> dict | None:
     return {"teams": found["teams"], "session": session_, "audit": found["audit"]}
 
 
-def _reason(exc: LinkRefused) -> str:
+def _reason(exc: SignOffError) -> str:
     """A refusal in the reader's language, the store's words after it (times, names)."""
-    return f"{t('sign.refused.' + exc.kind, default=t('sign.refused.other'))} ({exc})"
+    kind = exc.kind if isinstance(exc, LinkRefused) else "state"
+    return f"{t('sign.refused.' + kind, default=t('sign.refused.other'))} ({exc})"
 
 
 def _refused(exc: LinkRefused):
