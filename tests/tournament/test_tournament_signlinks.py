@@ -122,6 +122,8 @@ def test_only_digests_are_kept_and_a_row_written_without_the_key_never_opens(cup
         kept = conn.execute(text("SELECT * FROM sign_links")).mappings().all()
     words = " ".join(str(v) for row in kept for v in row.values())
     assert not any(i.token in words or i.code in words for i in links.values())
+    signlinks.redeem(store, signlinks.by_token(store, m.table_id, "EW", links["EW"].token), "sign", f"{m.ew}1")
+    assert store.verify().findings == []  # issued, spent and signed through the store: all sealed
     forged = "forged-token"
     beside = make_engine(store.url)  # another program on the database: the store's seals never hear of it
     with beside.begin() as conn:
