@@ -173,3 +173,29 @@ def test_two_phones_on_one_link_sign_once(cup):
         outcomes = list(pool.map(press, (f"{m.ns}1", f"{m.ns}2")))
     assert sorted(map(str, outcomes)) == sorted([str({"NS": signoff.status(store, m.table_id).signed["NS"]}), "used"])
     assert len([a for a in signoff.trail(store, m.table_id, 1) if a["action"] == "sign"]) == 1
+
+
+def test_a_store_signed_off_before_doors_upgrades_and_stays_sealed(cup, db_url):
+    """Schema 0005 on a store that has sign-offs: they stand (door unknown), the new tables
+    are sealed by the store's key as it opens, and verify finds nothing."""
+    from alembic import command
+
+    from tests.store.support import TEST_SECRET, TallyDerivation
+    from web.store import Store
+    from web.store.db import alembic_config
+    from web.tournament.tables import TournamentTables
+
+    store, (m, _) = cup
+    signoff.sign(store, m.table_id, "NS", f"{m.ns}1")
+    cfg = alembic_config()
+    with store.engine.begin() as conn:  # back to the schema before sign-off links and doors
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0004")
+    store.close()
+    with Store(db_url, derivation=TallyDerivation(), secret_key=TEST_SECRET, table_rules=TournamentTables()) as again:
+        again.clock = Clock()
+        status = signoff.status(again, m.table_id)
+        assert status.signed == {"NS": f"{m.ns}1"} and status.doors["NS"]["door"] is None
+        assert signoff.door_text(status.doors["NS"]) == ""
+        signlinks.issue(again, m.table_id, "Scorer Zhao")
+        assert again.verify().findings == []
