@@ -76,3 +76,11 @@ def test_a_spectators_pages_show_none_of_it(app, session, tokens, role):
     page = official.get("/tables/T1").get_data(as_text=True)
     assert 'data-card="7D"' in page and "55%" in page and "sev-violation" in page
     assert "sev-violation" in official.get("/floor/tile/T1").get_data(as_text=True)
+
+
+def test_a_spectator_reads_the_events_without_how_sure_each_read_was(app, session):
+    spectator = client_as(app, None).get("/api/tables/T1/events").get_json()["events"]
+    official = client_as(app, "scorer").get("/api/tables/T1/events").get_json()["events"]
+    assert [e["seq"] for e in spectator] == [e["seq"] for e in official]  # every event is listed
+    assert [e.get("confidence") for e in official if e["type"] == "play"][:2] == [0.97, 0.55]
+    assert all("confidence" not in e and "alternatives" not in e and "hands" not in e for e in spectator)

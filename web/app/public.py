@@ -35,6 +35,8 @@ only (a spectator's entries hold None)."""
 
 HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
+SURENESS = ("confidence", "alternatives")
+"""Event fields about how sure a reader was: not for spectators."""
 TAKEN_BACK = {"P4", "P5"}
 """Flags on a play whose cards go back to the hand (out of turn, illegal): not on the table."""
 DOUBT_REVIEWS = ("suspect_read", "low_confidence", "recognition_conflict")
@@ -68,11 +70,11 @@ def state_extract(state: SessionState | None) -> dict:
     return view
 
 
-def redact(event: dict) -> dict:
+def redact(event: dict, hidden: tuple[str, ...] = HIDDEN_FIELDS) -> dict:
     """An event without what viewers may not see (a correction's replacement too)."""
-    out = {k: v for k, v in event.items() if k not in HIDDEN_FIELDS}
+    out = {k: v for k, v in event.items() if k not in hidden}
     if isinstance(out.get("event"), dict):
-        out["event"] = redact(out["event"])
+        out["event"] = redact(out["event"], hidden)
     return out
 
 
@@ -191,9 +193,10 @@ def is_spectator() -> bool:
 
 def public_summary(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
     """A floor tile's worth of a table's public state (``summary``), without its play
-    history: what every open live page receives on every change of every table."""
-    return _view(timelines, table_id, delay, "summary",
-                 lambda *args: summary(_head(*args)))
+    history: what every open live page receives on every change of every table. Built once
+    for every reader (``web.app.tiles``), so it holds the open flag counts: a spectator's
+    page leaves them out where it draws the tile (``_tile.html``, ``live.js``)."""
+    return _view(timelines, table_id, delay, "summary", lambda *args: summary(_head(*args)))
 
 
 def _head(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
@@ -286,15 +289,18 @@ def _spectator(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict
     return spectator_view(_public(timeline, table_id, upto, shown), timeline.steps[:shown], timeline.closed)
 
 
-def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0) -> list[dict] | None:
-    """The accepted events of a table after ``after``, redacted, as far as the delay allows."""
+def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0,
+                  spectator: bool | None = None) -> list[dict] | None:
+    """The accepted events of a table after ``after``, redacted, as far as the delay allows;
+    a spectator's (as in ``public_table``) without how sure a reader was of each read."""
     timeline = timelines.get(table_id)
     if timeline is None:
         return None
+    hide = HIDDEN_FIELDS + SURENESS if (is_spectator() if spectator is None else spectator) else HIDDEN_FIELDS
     if delay > 0 and timeline.raw:
         cut = timeline.raw[-1]["t"] - delay
-        return [redact(e) for e in timeline.raw if e["seq"] > after and e["t"] <= cut]
-    return [redact(e) for e in timeline.raw if e["seq"] > after]
+        return [redact(e, hide) for e in timeline.raw if e["seq"] > after and e["t"] <= cut]
+    return [redact(e, hide) for e in timeline.raw if e["seq"] > after]
 
 
 def summary(table: dict) -> dict:
