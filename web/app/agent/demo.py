@@ -451,8 +451,9 @@ class Demo:
 
 def run(options: DemoOptions, out: TextIO = sys.stdout, stop: threading.Event | None = None,
         readers: Callable[[], AreaReader | TruthReaders] | None = None) -> int:
-    """The whole demo; returns the exit code. ``stop``: set to end it (as Ctrl-C does);
-    ``readers``: makes each table's card reader (default: the trained one)."""
+    """The whole demo; returns the exit code (1: a table stopped on an error). ``stop``: set
+    to end it (as Ctrl-C does); ``readers``: makes each table's card reader (default: the
+    trained one)."""
     options.check()
     stop = stop or threading.Event()
     server = DemoServer(options.data, options.port)
@@ -464,8 +465,8 @@ def run(options: DemoOptions, out: TextIO = sys.stdout, stop: threading.Event | 
         demo.summary()
         summarized = True
         if not options.exit_when_done and not stop.is_set():
-            demo.say(f"the tables are done; the dashboard stays up at {server.url} (floor, flags console, "
-                     f"results, standings) until Ctrl-C")
+            demo.say(f"the tables are done; the dashboard stays up until Ctrl-C: {server.url}/ (floor), /flags/ "
+                     f"(console), /results, /events/{demo.desk.event} (standings)")
             while not stop.wait(2.0):
                 demo.tick()
     except KeyboardInterrupt:
@@ -474,4 +475,4 @@ def run(options: DemoOptions, out: TextIO = sys.stdout, stop: threading.Event | 
             demo.summary()
     finally:
         server.stop()
-    return 0
+    return 1 if any(t.error for t in demo.tables) else 0
