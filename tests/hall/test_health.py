@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -103,3 +104,20 @@ def test_503_while_redis_is_down_then_200(sqlite_url):
     finally:
         redis.stop()
         get_store(flask_app).close()
+
+
+def test_the_access_log_leaves_out_healthy_probes_only(monkeypatch):
+    """A proxy probes every second on every host; a 503 is worth a line."""
+    from gunicorn.glogging import Logger
+
+    from web.app.wsgi import HallLogger
+
+    logged = []
+    monkeypatch.setattr(Logger, "access", lambda self, resp, req, environ, took: logged.append(
+        (resp.status_code, environ["REQUEST_METHOD"], environ["PATH_INFO"])))
+    requests = [(200, "GET", "/healthz"), (200, "HEAD", "/healthz"), (503, "GET", "/healthz"),
+                (405, "POST", "/healthz"), (200, "GET", "/healthz/x")]
+    for status, method, path in requests:
+        HallLogger.access(object.__new__(HallLogger), SimpleNamespace(status_code=status), None,
+                          {"REQUEST_METHOD": method, "PATH_INFO": path}, 0.01)
+    assert logged == requests[2:]
