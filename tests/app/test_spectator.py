@@ -4,11 +4,21 @@ or cards that went back to a hand after a flagged play. Officials see all of it.
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from web.app.public import READ_MARKS
+from referee.cards import card_name
+from referee.engine import Referee
+from referee.plays import legal_plays
+from tests.store.support import TEST_SECRET
+from web.app.public import READ_MARKS, public_table, state_extract
+from web.app.timeline import Timelines
+from web.store import open_store
 
-from .conftest import bearer, csrf_of, login, session_events
+from .conftest import bearer, csrf_of, dealt_hands, login, session_events
 
 OUT_OF_TURN_STOOD = [  # S plays out of turn (N due) and E, next after S, follows: the play stood
     {"type": "session_start", "t": 0.0, "id": "s", "teams": {"NS": "Nanjing", "EW": "Suzhou"}},
@@ -84,3 +94,51 @@ def test_a_spectator_reads_the_events_without_how_sure_each_read_was(app, sessio
     assert [e["seq"] for e in spectator] == [e["seq"] for e in official]  # every event is listed
     assert [e.get("confidence") for e in official if e["type"] == "play"][:2] == [0.97, 0.55]
     assert all("confidence" not in e and "alternatives" not in e and "hands" not in e for e in spectator)
+
+
+def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
+    """Deal 1 played by ``moves``: below 20, a seat not due lays its lowest card (P4: the
+    play stands or goes back, as the next to act shows); otherwise the seat due passes
+    (if it may) or makes the ``move``-th of its legal plays."""
+    referee, events = Referee(), []
+
+    def emit(**event) -> None:
+        event = {"table": "T1", "t": float(len(events)), "id": f"e{len(events)}", **event}
+        referee.feed(event)
+        events.append(event)
+
+    emit(type="session_start", teams={"NS": "Nanjing", "EW": "Suzhou"})
+    emit(type="deal_start", deal=1, hands=dealt_hands(), first_leader="S")
+    for move in moves:
+        deal = referee.state.deal
+        if deal.phase != "play":
+            break
+        if move < 20:
+            others = [s for s in "NESW" if s != deal.turn and deal.active(s)]
+            seat = others[move % len(others)]
+            emit(type="play", seat=seat, cards=[card_name(min(deal.hands[seat]))])
+            continue
+        options = list(legal_plays(deal.hands[deal.turn], deal.level, deal.table))
+        if deal.table is not None and (move % 3 == 0 or not options):
+            emit(type="pass", seat=deal.turn)
+        else:
+            emit(type="play", seat=deal.turn, cards=[card_name(c) for c in options[move % len(options)].cards])
+    return events
+
+
+@settings(max_examples=15, deadline=None)
+@given(moves=st.lists(st.integers(0, 99), min_size=3, max_size=40))
+def test_the_cards_a_spectator_sees_played_are_the_cards_gone_from_each_hand(moves):
+    """Whatever went back to a hand is not shown as played: each seat's plays in the
+    spectator's history hold exactly the cards its count says it has laid."""
+    events = deal_with_plays_out_of_turn(moves)
+    with tempfile.TemporaryDirectory() as tmp, \
+            open_store(f"sqlite:///{tmp}/s.sqlite3", secret=TEST_SECRET) as store:
+        store.append_many(events)
+        table = public_table(Timelines(store, state_extract), "T1", spectator=True)
+    deal = table["state"]["deal"]
+    if deal["phase"] == "play":
+        for seat in "NESW":
+            laid = sum(len(e["cards"]) for e in table["history"] if e["type"] == "play" and e["seat"] == seat)
+            assert laid == 27 - deal["counts"][seat], seat
+    assert table["open_flags"] == {} and all(e["taken_back"] is None for e in table["history"])
