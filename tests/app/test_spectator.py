@@ -64,6 +64,8 @@ def test_a_flagged_play_that_stood_is_shown_and_its_rule_only_once_confirmed(app
     post_events(OUT_OF_TURN_STOOD)
     plays = [e for e in table_of(app, None)["history"] if e["type"] == "play"]
     assert [(e["seat"], e["cards"], e["flags"]) for e in plays][-2:] == [("S", ["7D"], []), ("E", ["8D"], [])]
+    (stood,) = [e for e in table_of(app, "scorer")["history"] if e.get("cards") == ["7D"]]
+    assert stood["flags"] == ["P4"] and not stood["taken_back"]  # flagged, but on the table
     referee = client_as(app, "referee")
     answer = referee.post("/flags/T1/confirm", data={"rule": "P4", "seat": "S", "at": "12.0", "level": "violation",
                                                      "csrf_token": csrf_of(referee, "/flags/")})

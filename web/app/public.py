@@ -38,7 +38,8 @@ HIDDEN_FIELDS = ("hands", "hand", "evidence")
 SURENESS = ("confidence", "alternatives")
 """Event fields about how sure a reader was: not for spectators."""
 TAKEN_BACK = {"P4", "P5"}
-"""Flags on a play whose cards go back to the hand (out of turn, illegal): not on the table."""
+"""Flags on a play whose cards go back to the hand (out of turn, illegal) once the table
+shows they did (``went_back``); until then the play stands."""
 DOUBT_REVIEWS = ("suspect_read", "low_confidence", "recognition_conflict")
 """Reviews about what was read: open until a referee confirms the read (``confirm_read``)
 or corrects it; the read stands in the record either way, so they never lapse."""
@@ -236,7 +237,12 @@ def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
     steps = timeline.steps[:shown]
     start = next((i for i in range(shown - 1, -1, -1) if steps[i].event["type"] == "deal_start"), shown)
     min_conf = timeline.referee.ruleset.min_confidence
-    history = [action_entry(s, min_conf, timeline.closed) for s in steps[start:] if s.event["type"] in ACTIONS]
+    history = []
+    for i in range(start, shown):
+        if steps[i].event["type"] in ACTIONS:
+            entry = action_entry(steps[i], min_conf, timeline.closed)
+            entry["taken_back"] = entry["taken_back"] and went_back(steps, i)  # a flagged play may stand
+            history.append(entry)
     deal = head["state"].get("deal") or {}
     return {
         **head,
@@ -267,15 +273,14 @@ def went_back(steps: list[Step], i: int) -> bool:
     return False
 
 
-def spectator_view(table: dict, steps: list[Step], closed: dict) -> dict:
-    """``table`` (a ``_public`` view of ``steps``) as a spectator may see it: no open flag
+def spectator_view(table: dict, closed: dict) -> dict:
+    """``table`` (a ``_public`` view) as a spectator may see it: no open flag
     counts or reviews, no marks of a read's confidence or source, a play's rule shown only
     once a referee confirmed the flag, and neither the plays that went back to a hand nor
     the reads the sources disagreed on."""
-    by_seq = {s.seq: i for i, s in enumerate(steps)}
     history = []
     for entry in table["history"]:
-        if entry["type"] == "conflict" or (entry.get("taken_back") and went_back(steps, by_seq[entry["seq"]])):
+        if entry["type"] == "conflict" or entry["taken_back"]:
             continue
         confirmed = [rule for rule in entry["flags"]
                      if (closed.get((rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
@@ -286,7 +291,7 @@ def spectator_view(table: dict, steps: list[Step], closed: dict) -> dict:
 
 
 def _spectator(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
-    return spectator_view(_public(timeline, table_id, upto, shown), timeline.steps[:shown], timeline.closed)
+    return spectator_view(_public(timeline, table_id, upto, shown), timeline.closed)
 
 
 def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0,
