@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recognizer.crops import N_FACES, crop_index, to_tensor
+from recognizer.crops import crop_index, to_tensor
 from recognizer.orientation import rotate_points
 from referee.cards import FACES, Card, parse_card
 

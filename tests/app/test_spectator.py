@@ -18,7 +18,7 @@ from web.app.public import READ_MARKS, public_table, state_extract
 from web.app.timeline import Timelines
 from web.store import open_store
 
-from .conftest import bearer, csrf_of, dealt_hands, login, session_events
+from .conftest import bearer, csrf_of, dealt_hands, login
 
 OUT_OF_TURN_STOOD = [  # S plays out of turn (N due) and E, next after S, follows: the play stood
     {"type": "session_start", "t": 0.0, "id": "s", "teams": {"NS": "Nanjing", "EW": "Suzhou"}},

@@ -108,7 +108,7 @@ def test_a_bye_has_its_sheet_and_is_marked_in_the_standings(five, tmp_path):
     path = tmp_path / "sheets.pdf"
     export.save_sheets(sheets, str(path))
     last = re.sub(r"\s+", " ", _text(path).split("\f")[len(sheets) - 1])
-    assert f"轮空 bye: 计为弃权胜 counts as a forfeit win (X4)" in last and f"{bye.ns} {bye.ns}队 17" in last
+    assert "轮空 bye: 计为弃权胜 counts as a forfeit win (X4)" in last and f"{bye.ns} {bye.ns}队 17" in last
     rows = {r.pair: r for r in service.standings_of(store, "FIVE")}
     assert export.standing_notes(rows[bye.ns]) == "轮空 bye R1"
     assert export.standing_notes(rows[played.ew]) == "有异议 disputed R1"

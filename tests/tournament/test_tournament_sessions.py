@@ -136,7 +136,7 @@ def test_the_import_command_refuses_another_session_and_takes_it_after_the_rulin
     code, out, err = run("import", str(tmp_path / "two.jsonl"), "--table", tid)
     assert code == 1 and out.startswith("imported 0 events into 0 table(s)"), out
     assert err.splitlines()[0].startswith(f"line 1: table {tid}: session 1 of table {tid} is signed (EW by B1 at ")
-    assert f"guandan-ref event session CUP --round 1 --table 1 --by CHIEF --reason TEXT" in err.splitlines()[0]
+    assert "guandan-ref event session CUP --round 1 --table 1 --by CHIEF --reason TEXT" in err.splitlines()[0]
     code, _, err = run("event", "session", "CUP", "--round", "1", "--table", "1", "--by", "A1", "--reason", "x")
     assert code == 2 and "'A1' is not the chief referee" in err
 

@@ -38,10 +38,10 @@ def independent_ranking(pairs, games, chain, seed):
     prog = {p: sum(sum(mp[p][1:r + 1]) for r in range(2, last + 1)) for p in pairs}
     opp_pts = {p: sum(total[o] for o in opp_list[p]) for p in pairs}
     lot = lots(list(pairs), seed)
-    if chain == "competition":
-        key = lambda p: (-total[p], -prog[p], -won[p], -ldp[p], -ups[p], lot[p])
-    else:
-        key = lambda p: (-total[p], -opp_pts[p], -tld[p], -ups[p], lot[p])
+    def key(p):
+        if chain == "competition":
+            return (-total[p], -prog[p], -won[p], -ldp[p], -ups[p], lot[p])
+        return (-total[p], -opp_pts[p], -tld[p], -ups[p], lot[p])
     return sorted(pairs, key=key)
 
 
