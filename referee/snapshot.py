@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from .events import EventError
 from .jsontext import JSONTextError, Limits, loads
 from .rulesets import Ruleset, RulesetError, ruleset_from_mapping
 
-if TYPE_CHECKING:
-    from .engine import Referee
+
+class Fed(Protocol):
+    """What a snapshot restores into: anything made from a ruleset that is fed events (the
+    referee), so this module needs nothing of the engine, which imports it."""
+
+    def feed(self, obj: dict, /) -> object: ...
+
+
+R = TypeVar("R", bound=Fed)
 
 SCHEMA = "guandan-referee-snapshot/1"
 LIMITS = Limits(max_bytes=256 * 1024 * 1024, max_depth=16, max_number_chars=32)
@@ -37,7 +45,7 @@ def dumps(ruleset: Ruleset, events: list[dict]) -> bytes:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def restore(blob: bytes, make: type[Referee]) -> Referee:
+def restore(blob: bytes, make: Callable[[Ruleset], R]) -> R:
     """Rebuild the referee a snapshot describes (``make`` is the referee class)."""
     if not isinstance(blob, (bytes, bytearray)):
         raise SnapshotError(f"a snapshot is bytes, not {type(blob).__name__}")
