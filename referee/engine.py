@@ -63,7 +63,8 @@ class Referee:
             if self._ids[event.id] == event:
                 return []  # a resend of an accepted event
             raise Rejected(f"event id {event.id!r} was already used for another event")
-        if self._machine.last_t is not None and event.t < self._machine.last_t:
+        if (self._machine.last_t is not None and event.t < self._machine.last_t
+                and not isinstance(event, ev.Correction)):  # judged against the corrected log's time
             raise Rejected(f"time goes backwards: t={event.t:g} after t={self._machine.last_t:g}")
         if isinstance(event, ev.Correction):
             verdicts = self._correct(event)  # keeps its own books
@@ -107,10 +108,24 @@ class Referee:
         drops out of the log (the store keeps it; the referee no longer counts it).
         """
         original = self._read_event(correction.of, "correction")
-        # A correction fixes what was read, not when: the replacement keeps the original's time.
-        replacement = dataclasses.replace(correction.event, t=original.t, id=original.id)
+        t = correction.replacement_t(original.t)
+        if t != original.t:
+            self._check_between_neighbours(correction, original, t)
+        replacement = dataclasses.replace(correction.event, t=t, id=original.id)
         return self._rejudge(correction, replacement, self._machine.confirmed,
                              Rederived(correction.of, correction.by, correction.t))
+
+    def _check_between_neighbours(self, correction: ev.Correction, original: ev.Event, t: float) -> None:
+        """A corrected time stays between the events logged around the original: the log keeps
+        its order, so only a time (a far-future tick, say) changes, never what came first."""
+        at = next(i for i, event in enumerate(self._log) if event is original)
+        low = self._log[at - 1].t if at > 0 else None
+        high = self._log[at + 1].t if at + 1 < len(self._log) else None
+        if (low is not None and t < low) or (high is not None and t > high):
+            bound = (f"t>={low:g}" if high is None else f"t<={high:g}" if low is None
+                     else f"{low:g}<=t<={high:g}")
+            raise Rejected(f"correction of {correction.of!r}: t={t:g} is outside its neighbours' times, {bound} "
+                           "(the events logged before and after it)")
 
     def _confirm(self, confirm: ev.ConfirmRead) -> list[Verdict]:
         """"Read is right": the camera read ``of`` is taken as read from now on. Its review
@@ -158,6 +173,9 @@ class Referee:
                                                      f"{'confirmed' if isinstance(done, Confirmed) else 'corrected'}")
                      for v in _missing(before, fresh._verdicts) if isinstance(v, Flag)]
         news = _missing(fresh._verdicts, before)
+        if fresh._machine.last_t is not None and cause.t < fresh._machine.last_t:
+            raise Rejected(f"time goes backwards: t={cause.t:g} after t={fresh._machine.last_t:g} "
+                           f"(the {cause.kind}'s log's last time)")
         raised = {v.key for v in fresh._verdicts if isinstance(v, Flag)}
         self._machine, self._log, self._ids = fresh._machine, fresh._log, fresh._ids
         self._verdicts = fresh._verdicts + [w for w in withdrawn if (w.rule, w.seat, w.at) not in raised] + [done]

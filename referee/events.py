@@ -181,10 +181,27 @@ class AskCount(Event):
 
 @dataclass(frozen=True)
 class Correction(Event):
+    """A referee's replacement of an accepted event (``of``). The replacement keeps the
+    original's time unless it names its own (``timed``): a tick or a read stamped far ahead
+    of the table would otherwise hold every later true event back."""
+
     kind: ClassVar[str] = "correction"
     of: str = ""
     event: Event | None = None
     by: str | None = None
+    timed: bool = False
+    """Whether the replacement names its own ``t`` (else its JSON has none)."""
+
+    def replacement_t(self, original_t: float) -> float:
+        """The replacement's time: its own if it names one, else the corrected event's."""
+        return self.event.t if self.timed else original_t
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        del out["timed"]
+        if not self.timed:
+            del out["event"]["t"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -400,12 +417,13 @@ def _parse_correction(obj: dict, common: dict) -> Event:
     if not isinstance(replacement, dict):
         raise EventError(f"correction.event: expected the replacement event object, got {replacement!r}")
     replacement = dict(replacement)
+    timed = "t" in replacement
     replacement.setdefault("t", common["t"])
     replacement.setdefault("id", str(of))
     inner = parse_event(replacement)
     if isinstance(inner, (Correction, SessionStart)):
         raise EventError(f"correction.event: a {replacement['type']} cannot replace a table event")
-    return Correction(of=str(of), event=inner, by=obj.get("by"), **common)
+    return Correction(of=str(of), event=inner, by=obj.get("by"), timed=timed, **common)
 
 
 def _parse_penalty(obj: dict, common: dict) -> Event:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
+from referee.events import parse_event
 from web.store import Store
 from web.store.derive import RefereeDerivation
 from web.store.models import TableHead
@@ -252,8 +253,9 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
     """The accepted events with each correction applied where the corrected event stood, and
     each ``confirm_read`` moved to just after the read it confirms.
 
-    The replacement keeps the original's time and id (as the referee does); the
-    correction itself is not replayed (the referee folds it in too). A confirmation is
+    The replacement keeps the original's id, and its time unless it names its own
+    (``Correction.replacement_t``, as the referee does); the correction itself is not
+    replayed (the referee folds it in too). A confirmation is
     replayed, dated like its read (times never go backwards), so the steps after a read
     a referee confirmed show the deal judged with that read, as the referee re-judged it;
     the step of the read still holds its review, which the confirmation closes. Returns
@@ -275,7 +277,8 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
         if at is None:
             continue
         original, earlier = out[at]
-        replacement = {**event["event"], "t": original["t"], "id": original.get("id"),
+        retimed = parse_event(event).replacement_t(original["t"])
+        replacement = {**event["event"], "t": retimed, "id": original.get("id"),
                        "table": original.get("table"), "seq": original["seq"]}
         replacement.setdefault("source", "manual")
         out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
