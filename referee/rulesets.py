@@ -16,9 +16,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 
-LATENESS = ("competition", "liumoer-2026")
-"""K5 schemes: 000's (<= 5 min warning, <= 10 min foul, more: forfeit 17:0) and 001's
-(> 5 min: the opponents win deal 1 with +3; > 10 min: the round is forfeited at A:6)."""
+from .cards import CardError, Rank, parse_level
 
 RANGES: dict[str, tuple[float, float, str]] = {
     "report_threshold": (1, 27, " cards"),
@@ -43,6 +41,13 @@ RETIRED = {
 }
 """Names that are gone, and what replaces them."""
 
+RETIRED_KEYS = {
+    "lateness": "the K5 scheme is two settings now: late_foul_deal_one (true: a foul for > 5 min "
+                "late is worded as the opponents winning deal 1 with +3) and late_forfeit_levels "
+                "(\"A:6\": a forfeit for > 10 min late is scored at those levels; empty: 17:0)",
+}
+"""Ruleset keys that are gone, and what replaces them."""
+
 
 class RulesetError(ValueError):
     """An unknown ruleset name, an unknown key, or a value of the wrong type or out of range."""
@@ -59,17 +64,16 @@ class Ruleset:
     countdown_seconds: float = 10.0  # K4
     a_pass_needs_second: bool = False  # U3 variant: passing A needs the partner 二游
     a_reset_after: int = 0  # U3 variant: after this many failed tries at A, back to 2 (0 = never)
-    lateness: str = "competition"  # K5: one of LATENESS
+    late_foul_deal_one: bool = False  # K5 > 5 min: the foul worded as deal 1 to the opponents, +3
+    late_forfeit_levels: str = ""  # K5 > 10 min: "winner:forfeiter" levels of the forfeit; "": 17:0
     session_minutes: float = 50.0  # W1
     max_deals: int = 8  # W1
     no_new_deal_minutes: float = 5.0  # W2
     min_confidence: float = 0.8  # reads below this are shown for review, never trusted silently
 
     def __post_init__(self) -> None:
-        if self.lateness not in LATENESS:
-            hint = f"; {RETIRED[self.lateness]}" if self.lateness in RETIRED else ""
-            raise RulesetError(f"ruleset {self.name!r}: lateness must be one of {', '.join(LATENESS)}, "
-                               f"not {self.lateness!r}{hint}")
+        if self.late_forfeit_levels:
+            self.late_forfeit_at()  # raises, naming the setting
         for key, (low, high, unit) in RANGES.items():
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
@@ -79,6 +83,20 @@ class Ruleset:
             raise RulesetError(f"ruleset {self.name!r}: no_new_deal_minutes ({self.no_new_deal_minutes:g}) must be "
                                f"less than session_minutes ({self.session_minutes:g})")
 
+    def late_forfeit_at(self) -> tuple[Rank, Rank] | None:
+        """The levels (winner, forfeiter) a forfeit for lateness is scored at, or None when it
+        is recorded 17:0 instead."""
+        if not self.late_forfeit_levels:
+            return None
+        try:
+            winner, forfeiter = (parse_level(level) for level in self.late_forfeit_levels.split(":"))
+            if winner <= forfeiter:
+                raise ValueError("the winner's level is not above the forfeiter's")
+        except (CardError, ValueError):
+            raise RulesetError(f"ruleset {self.name!r}: late_forfeit_levels must be two levels as "
+                               f"winner:forfeiter, the winner's above (\"A:6\"), or empty, not {self.late_forfeit_levels!r}") from None
+        return winner, forfeiter
+
 
 COMPETITION = Ruleset()
 """``competition``: seed 000 (Jiangsu competition rules), with the round's limits of 001.
@@ -86,21 +104,21 @@ COMPETITION = Ruleset()
 * R1 report at <= 10 cards: 000 比赛通则 五 (报牌);
 * K1 tribute 20 s, return 40 s; K2 first lead 40 s; K3 follow 20 s: 000 通则 九.2-3;
 * K4 countdown: 000 通则 九 says 读秒 without a length; 10 s is this project's default;
-* K5 lateness (<= 5 min warning, <= 10 min foul, more: forfeit 17:0): 000 通则 九.1 and
-  第四章 三(四) (弃权记分17:0);
+* K5 lateness (<= 5 min warning, <= 10 min foul, more: forfeit recorded 17:0, so no
+  ``late_forfeit_levels``): 000 通则 九.1 and 第四章 三(四) (弃权记分17:0);
 * U1-U3 (passing A with the partner 二游 or 三游, no reset): 000 通则 六;
 * W1 50 minutes or 8 deals: 001 四 (000 通则 七.1 only says "规定时间/规定的副数");
   W2 no new deal in the last 5 minutes: 001 六.6;
 * ``min_confidence`` 0.8 is a recognition setting, not a rule.
 """
 
-LIUMOER_2026 = Ruleset(name="liumoer-2026", follow_seconds=15.0, lateness="liumoer-2026")
+LIUMOER_2026 = Ruleset(name="liumoer-2026", follow_seconds=15.0, late_foul_deal_one=True, late_forfeit_levels="A:6")
 """``liumoer-2026``: seed 001's house rules (化学加"六摩尔"杯摜蛋友谊赛规则, 2026) exactly.
 
 * K2 first play of a deal 40 s, K3 every later play 15 s: 001 六.4;
 * R1 report at <= 10 cards: 001 六.5;
-* K5 > 5 min late: the opponents win deal 1 (+3); > 10 min: the round is forfeited and
-  scored A:6: 001 三;
+* K5 > 5 min late: the opponents win deal 1 (+3, ``late_foul_deal_one``); > 10 min: the
+  round is forfeited and scored A:6 (``late_forfeit_levels``): 001 三;
 * W1 50 minutes, 8 deals, or passing A ends the round; U1 (+3/+2/+1): 001 四;
 * W2 no new deal after the 5-minute call: 001 六.6;
 * everything else 001 leaves to the national rules it names (六.9): K1 20 s / 40 s,
@@ -133,6 +151,8 @@ def ruleset_from_mapping(data: dict, name: str = "custom") -> Ruleset:
     base = load_ruleset(data.pop("base", "competition"), what="base ruleset")
     fields = {f.name: f for f in dataclasses.fields(Ruleset)}
     for key, value in data.items():
+        if key in RETIRED_KEYS:
+            raise RulesetError(f"ruleset key {key!r} is gone: {RETIRED_KEYS[key]}")
         if key not in fields or key == "name":
             raise RulesetError(f"unknown ruleset key {key!r} (known: {', '.join(k for k in fields if k != 'name')})")
         expected = type(getattr(base, key))

@@ -53,14 +53,19 @@ class ClockRules(Phase):
 
     @handles(ev.Arrival)
     def _on_arrival(self, event: ev.Arrival) -> list[Verdict]:
-        """K5: late arrival; the ruleset says what more than 5 minutes costs."""
+        """K5: late arrival; the ruleset says what more than 5 minutes costs.
+
+        ``house`` in the detail: the flag's consequence is the ruleset's own (deal 1 with +3,
+        a forfeit scored at levels) rather than 000's plain foul or 17:0 forfeit."""
         session = self._session(event)
-        minutes = event.minutes_late
+        rules, minutes = session.ruleset, event.minutes_late
         if minutes <= 0:
             return []
-        house = session.ruleset.lateness == "liumoer-2026"
+        house = rules.late_foul_deal_one
         if minutes > 10:
-            severity, what = "loss", "forfeits the round" + (" (scored A:6)" if house else "")
+            house = bool(rules.late_forfeit_levels)
+            at = f" (scored {rules.late_forfeit_levels})" if house else ""
+            severity, what = "loss", "forfeits the round" + at
         elif minutes > 5:
             severity, what = "foul", "gives the opponents deal 1 with +3" if house else "is a foul"
         else:

@@ -4,15 +4,11 @@ what a violation, a foul or a loss does to the deal and the round."""
 from __future__ import annotations
 
 from .. import events as ev
-from ..cards import ACE, parse_level
 from ..scoring import deal_level
 from ..seats import next_seat, other_side, seats_of
 from ..state import DealState
 from ..verdicts import Ruling, SessionEnding, Verdict
 from .base import Phase, handles
-
-FORFEIT_AT_A_6 = (ACE, parse_level("6"))
-"""The levels (winner, forfeiter) a ``liumoer-2026`` forfeit for lateness is scored at (001 三)."""
 
 
 class PenaltyRules(Phase):
@@ -50,9 +46,9 @@ class PenaltyRules(Phase):
             records += self._end_deal(order, event.t, foul_side=event.side)
         elif level == "loss":
             winner = other_side(event.side)
-            if event.rule == "K5" and session.ruleset.lateness == "liumoer-2026":
-                # 001 三: a forfeit for lateness is scored as a round won at A against 6
-                session.levels[winner], session.levels[event.side] = FORFEIT_AT_A_6
+            at = session.ruleset.late_forfeit_at() if event.rule == "K5" else None
+            if at is not None:  # scored as a round won at the ruleset's levels (001 三: A against 6)
+                session.levels[winner], session.levels[event.side] = at
                 records += self._session_result(winner, SessionEnding.FORFEIT, event.t)
             elif event.rule == "K5":  # 000 第四章 三(四): a forfeit is recorded 17:0
                 records += self._session_result(winner, SessionEnding.FORFEIT, event.t, score={winner: 17, event.side: 0})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import pytest
 
@@ -16,7 +17,8 @@ def test_liumoer_2026_is_seed_001_house_rules():
     rules = load_ruleset("liumoer-2026")
     assert (rules.lead_seconds, rules.follow_seconds, rules.report_threshold) == (40, 15, 10)  # 六.4, 六.5
     assert (rules.session_minutes, rules.max_deals, rules.no_new_deal_minutes) == (50, 8, 5)  # 四, 六.6
-    assert rules.lateness == "liumoer-2026" and not rules.a_pass_needs_second and rules.a_reset_after == 0
+    assert rules.late_foul_deal_one and rules.late_forfeit_levels == "A:6"  # 三
+    assert not rules.a_pass_needs_second and rules.a_reset_after == 0
 
 
 def test_liumoer_2026_lateness_deal_one_and_forfeit_at_a_6():
@@ -34,6 +36,34 @@ def test_liumoer_2026_lateness_deal_one_and_forfeit_at_a_6():
         "forfeit", {"NS": "6", "EW": "A"}, 8, {"EW": 22, "NS": 6})
 
 
+def test_lateness_follows_the_ruleset_fields_never_its_name():
+    """A club's rules file scores a lateness forfeit at K:3; a file named like seed 001's
+    ruleset but with 000's lateness settings records it 17:0 with 000's words."""
+    club = Script(ruleset_from_toml('late_foul_deal_one = true\nlate_forfeit_levels = "K:3"\n', name="club"))
+    club("arrival", side="NS", minutes_late=11)
+    assert club.of_type("flag")[0]["message"] == "NS arrived 11 min late: forfeits the round (scored K:3)"
+    assert club.of_type("flag")[0]["detail"]["house"] is True
+    club("penalty", side="NS", level="loss", rule="K5")
+    assert club.of_type("session_result")[0]["levels"] == {"NS": "3", "EW": "K"}
+    plain = ruleset_from_toml('base = "liumoer-2026"\nlate_foul_deal_one = false\nlate_forfeit_levels = ""\n',
+                              name="liumoer-2026")
+    late = Script(plain)
+    late("arrival", side="EW", minutes_late=7)
+    assert late.of_type("flag")[0]["message"] == "EW arrived 7 min late: is a foul"
+    late("arrival", side="EW", minutes_late=12)
+    assert late.of_type("flag")[1]["message"] == "EW arrived 12 min late: forfeits the round"
+    late("penalty", side="EW", level="loss", rule="K5")
+    assert late.of_type("session_result")[0]["score"] == {"NS": 17, "EW": 0}
+
+
+@pytest.mark.parametrize("levels", ["6:A", "A", "A:6:2", "X:2", "A:SJ", "7:7"])
+def test_late_forfeit_levels_must_be_two_levels_winner_above(levels):
+    with pytest.raises(RulesetError, match=re.escape(
+            f"ruleset 'club': late_forfeit_levels must be two levels as winner:forfeiter, the winner's above "
+            f"(\"A:6\"), or empty, not {levels!r}")):
+        ruleset_from_toml(f'late_forfeit_levels = "{levels}"\n', name="club")
+
+
 def test_every_named_ruleset_cites_its_sources():
     import referee.rulesets as module
 
@@ -48,8 +78,8 @@ def test_friendly_is_gone_with_a_clear_error_naming_its_replacement():
         load_ruleset("friendly")
     with pytest.raises(RulesetError, match="base ruleset 'friendly' is gone"):
         ruleset_from_toml('base = "friendly"\n')
-    with pytest.raises(RulesetError, match="use 'liumoer-2026'"):
-        ruleset_from_toml('lateness = "friendly"\n')
+    with pytest.raises(RulesetError, match="ruleset key 'lateness' is gone: .* late_foul_deal_one .* late_forfeit_levels"):
+        ruleset_from_toml('lateness = "liumoer-2026"\n')
 
 
 @pytest.mark.parametrize("text,words", [
