@@ -107,3 +107,29 @@ def test_replay_goes_on_past_a_line_that_is_not_utf8(tmp_path, capsys):
     assert [(r["type"], r["line"]) for r in records] == [("error", 4), ("error", 5), ("error", 6)]
     assert records[0]["message"] == "line 4: not UTF-8 text (byte 0)"
     assert "time goes backwards" in records[2]["message"]  # line 6 was judged: the replay went on
+
+
+def test_a_far_future_tick_corrected_to_its_true_time_lets_the_table_go_on(reopen):
+    """The engine refuses a step back after a tick stamped ahead (within the bound); a referee's
+    correction of its time brings the table's time back, and the bound follows the correction."""
+    clock = Clock()
+    with reopen(clock=clock, snapshot_every=3) as store:
+        store.add_official("Ref Li", "referee")
+        store.append(START)
+        store.append({"type": "deal_start", "table": "T1", "t": 1, "deal": 1, "first_leader": "S"})
+        store.append({"type": "tick", "table": "T1", "t": 3000, "id": "k1"})
+        with pytest.raises(EventRejected, match="time goes backwards: t=2 after t=3000"):
+            store.append({"type": "tick", "table": "T1", "t": 2})
+        fix = {"type": "correction", "table": "T1", "t": 2, "of": "k1", "by": "Ref Li", "event": {"type": "tick"}}
+        with pytest.raises(EventRejected, match="time goes backwards: t=2 after t=3000"):
+            store.append(fix)  # without a time the replacement keeps the far one
+        with pytest.raises(EventRejected, match=re.escape("t=0.5 is outside its neighbours' times, t>=1")):
+            store.append({**fix, "event": {"type": "tick", "t": 0.5}})
+        assert store.append({**fix, "event": {"type": "tick", "t": 2}}).seq == 4
+        assert store.append({"type": "tick", "table": "T1", "t": 3}).seq == 5
+    with reopen(clock=clock) as again:  # replayed from its snapshot and events: the same time
+        assert again.append({"type": "tick", "table": "T1", "t": 4}).seq == 6
+        with pytest.raises(EventRejected, match=re.escape(f"time bound t<={4 + TIME_LEAD_S:g} ")):
+            again.append({"type": "tick", "table": "T1", "t": 4 + TIME_LEAD_S + 1})
+        assert [e["t"] for e in again.events("T1")] == [0, 1, 3000, 2, 3, 4]
+        assert again.verify(rederive=True).ok
