@@ -8,13 +8,8 @@ commit's answer. Yielding with ``sleep(0)`` only lets the green threads already 
 first; the posts whose bytes arrived meanwhile wait for the burst to end. ``Turns`` has the
 burst run for at most ``TURN_S`` at a time, then wait until the loop is idle (every
 request that is ready has been served), or ``WAIT_S`` at most, so that a saturated worker
-still publishes.
-
-Measured with bench/load.py (SQLite, 200 tables, 500 pages, alternating with the tree
-before, 6 runs each): ingest p99 27-55 ms (5 of 6 under 40) against 35-163 (4 of 6 over
-50), push p99 157-241 ms against 162-324, for 8% more CPU per event (2.04 ms on average
-against 1.88: with the feed's gap counted from when a batch began, see ``feed.py``, a batch
-goes out every 100 ms rather than 100 ms after the last one was written).
+still publishes. The posts' slowest times fall for a little more CPU per event
+(bench/NOTES.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The dashboard on gunicorn: gevent workers, each building the app from ``GUANDAN_*``.
 
 A worker serves every open live page's event stream and the agents' posts together. With
-threads, each stream was an OS thread and each batch woke hundreds of them through the one
-interpreter lock (bench/load.py, 10 tables and 500 pages: 39% of a core, 23% on gevent);
-gevent's green threads make a stream's wake-up a switch, and the same code (the store's
-group commit, the live feed) runs unchanged on them.
+threads, each stream would be an OS thread, and each batch would wake hundreds of them
+through the one interpreter lock; gevent's green threads make a stream's wake-up a switch,
+and the same code (the store's group commit, the live feed) runs unchanged on them. What
+each setting here was measured to save: bench/NOTES.md.
 
 ``gunicorn 'web.app.wsgi:create()'`` works as well; ``run`` is what ``guandan-ref serve``
 calls. The ``Server`` header names no server or version.
@@ -30,8 +30,8 @@ from .health import HealthCheck
 def green() -> None:
     """Patch the standard library for gevent in the process that forks the workers, before
     it opens the store. psycopg chooses how to wait for the server when it is imported: a
-    master that imported it unpatched gave its workers a wait that blocks every green thread
-    of the worker for each query (PostgreSQL, 50 tables: ingest p99 500 ms at 40% of a core)."""
+    master that imported it unpatched gives its workers a wait that blocks every green thread
+    of the worker for each query."""
     import warnings
 
     from gevent import monkey
@@ -71,7 +71,7 @@ AGENT_POST = re.compile(r"/api/tables/[^/]+/(events|health)")
 class HallLogger(Logger):
     """Gunicorn's logger, less a line for each post of a table agent that was taken: 200
     tables post 400 times a second, which buried the pages and the failures in the access log
-    (and took 4% of a worker's core in a py-spy profile under bench/load.py). Refused posts
+    (and cost a share of a worker's core). Refused posts
     are logged as before; so are the proxy's health checks, only when answered 503 (it
     probes every second)."""
 
@@ -90,8 +90,8 @@ class _QuietResponse(gunicorn.http.wsgi.Response):
 
 class _DateOfTheSecond:
     """``gunicorn.util.http_date`` made once a second rather than for every answer (an HTTP
-    date counts whole seconds): formatting it for each of 400 agent posts a second took 2% of
-    a worker's core in a py-spy profile under bench/load.py."""
+    date counts whole seconds): formatting it for each of 400 agent posts a second shows in a
+    worker's profile."""
 
     def __init__(self, http_date):
         self._http_date = http_date
@@ -119,9 +119,8 @@ OLDEST = 2
 FULL_EVERY = 1
 """The collector's third threshold: middle passes before a full one is due (Python's
 default: 10; with 1 a full pass follows about every second middle one). A full pass walks
-what survived since the last freeze: with the default, under 200 tables and 500 pages
-(bench/load.py), one came every 4-5 s and took 20-60 ms, holding every post that arrived
-meanwhile; with 1, 5-10 ms each (both timed with gc callbacks in the worker)."""
+what survived since the last freeze and holds every post that arrives meanwhile: frequent
+passes are short ones."""
 
 
 def freeze_survivors() -> None:
@@ -130,13 +129,9 @@ def freeze_survivors() -> None:
     that each walks only what survived since the one before.
 
     A full pass walks every tracked object, and a hall's live state only grows (each table's
-    steps, tiles, streams): with 200 tables and 500 pages (bench/load.py), a full pass came
-    every 4 to 5 s and took 75 ms at first, 220 ms after 20 s, holding every request of the
-    worker meanwhile; they made most of the ingest p99 (in the runs that compared them:
-    190-230 ms without this, 44-50 ms with it; push p99 260-420 ms, 190 ms). Frozen objects
-    are still freed when no longer referenced; only cycles among them would stay: unfreezing
-    after 45 s of that load, a full pass found 86 unreachable objects (after 50 s: 208 with
-    Python's third threshold, 70 with ``FULL_EVERY``)."""
+    steps, tiles, streams), so unfrozen passes grow longer while they hold every request of
+    the worker: they made most of the slowest posts. Frozen objects are still freed when no
+    longer referenced; only cycles among them would stay, and few do (bench/NOTES.md)."""
     gc.freeze()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_EVERY)

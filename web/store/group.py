@@ -18,8 +18,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 MAX_WAIT_S = 0.005
-"""Measured with bench/load.py (SQLite, 50 tables, 500 pages): 20 ms made half of the posts
-wait 15 ms or more and the slowest 1% 60 ms; 5 ms: 3 ms and 40 ms, for 4% more of a core."""
+"""Long enough to gather a hall's concurrent posts, short enough that no post waits long for
+its group: a longer wait costs the posts more than the core it saves (bench/NOTES.md)."""
 MAX_EVENTS = 5000
 
 

@@ -108,9 +108,8 @@ MOVE_HEAD = (update(TableHead)
              .where(TableHead.table_id == bindparam("b_tid"), TableHead.head_seq == bindparam("b_start"))
              .values(head_seq=bindparam("head_seq"), head_hash=bindparam("head_hash"),
                      generation=bindparam("generation"), mac=bindparam("mac")))
-"""Built once, as every group commit runs them: building them for each commit (and the
-cache key of each new expression) took 0.7 ms of a one-event commit's 3.0 (SQLite, 100
-commits timed through ``Store._commit_requests``)."""
+"""Built once, as every group commit runs them: building them (and the cache key of each new
+expression) for each commit was a large share of a small commit (bench/NOTES.md)."""
 
 
 @functools.lru_cache(maxsize=IN_CHUNK)
