@@ -18,7 +18,8 @@ from web.app.public import READ_MARKS, public_table, state_extract
 from web.app.timeline import Timelines
 from web.store import open_store
 
-from .conftest import bearer, csrf_of, dealt_hands, login
+from .conftest import PLAYED, bearer, csrf_of, dealt_hands, login, make_app, session_events
+from .test_stream import table_events
 
 OUT_OF_TURN_STOOD = [  # S plays out of turn (N due) and E, next after S, follows: the play stood
     {"type": "session_start", "t": 0.0, "id": "s", "teams": {"NS": "Nanjing", "EW": "Suzhou"}},
@@ -90,12 +91,68 @@ def test_a_spectators_pages_show_none_of_it(app, session, tokens, role):
     assert "sev-violation" in official.get("/floor/tile/T1").get_data(as_text=True)
 
 
-def test_a_spectator_reads_the_events_without_how_sure_each_read_was(app, session):
+def test_a_spectator_reads_the_events_without_how_sure_each_read_was_or_the_play_that_went_back(app, session):
     spectator = client_as(app, None).get("/api/tables/T1/events").get_json()["events"]
     official = client_as(app, "scorer").get("/api/tables/T1/events").get_json()["events"]
-    assert [e["seq"] for e in spectator] == [e["seq"] for e in official]  # every event is listed
+    assert [e["seq"] for e in official] == [1, 2, 3, 4, 5, 6, 7]  # an official reads every event
     assert [e.get("confidence") for e in official if e["type"] == "play"][:2] == [0.97, 0.55]
+    assert [e["seq"] for e in spectator] == [1, 2, 3, 4, 6, 7]  # not S's 7D (seq 5): it went back
     assert all("confidence" not in e and "alternatives" not in e and "hands" not in e for e in spectator)
+    stood = client_as(app, "viewer").get("/api/tables/T1/events?after=4").get_json()["events"]
+    assert [e["seq"] for e in stood] == [6, 7]
+
+
+@pytest.mark.parametrize("delay", [0.0, 4.0])
+def test_a_spectators_events_play_the_cards_its_history_shows(sqlite_url, tokens_for, delay):
+    """Behind a delay that shows S's 7D laid but not yet N's pass, the play stands (as the
+    table showed then) in the history and in the events alike; without it, in neither."""
+    app = make_app(sqlite_url, BROADCAST_DELAY=delay)
+    app.test_client().post("/api/tables/T1/events", json=session_events(), headers=bearer(tokens_for(app)["T1"]))
+    for role in (None, "viewer"):
+        client = client_as(app, role)
+        history = client.get("/api/tables/T1").get_json()["history"]
+        events = client.get("/api/tables/T1/events").get_json()["events"]
+        played = [(e["seat"], e["cards"]) for e in history if e["type"] == "play"]
+        assert [(e["seat"], e["cards"]) for e in events if e["type"] == "play"] == played
+        assert (("S", ["7D"]) in played) == (delay > 0)
+
+
+def opened(app, role: str | None):
+    """``role``'s live stream (``test_stream.table_events``: each table's tile as its page holds it)."""
+    stream = client_as(app, role).get("/api/stream", buffered=False)
+    return stream, table_events(stream)
+
+
+@pytest.mark.parametrize("role", [None, "viewer"])
+def test_a_spectators_table_list_and_stream_hold_no_open_flag_or_review(app, session, post_events, role):
+    """The floor's tiles as a spectator receives them, in the table list and on the stream,
+    first whole and then as changes: a new flag reaches an official's stream only."""
+    listed = {t["table"]: t for t in client_as(app, role).get("/api/tables").get_json()["tables"]}
+    assert listed["T1"]["open_flags"] == {} and listed["T1"]["reviews"] == 0 and listed["T1"]["seq"] == 7
+    assert client_as(app, "scorer").get("/api/tables").get_json()["tables"][0]["open_flags"] == {"violation": 1}
+    spectator, spectators = opened(app, role)
+    official, officials = opened(app, "scorer")
+    assert [next(spectators)["data"] for _ in "12"][0] == listed["T1"]
+    first = [next(officials)["data"] for _ in "12"][0]
+    assert (first["open_flags"], first["reviews"]) == ({"violation": 1}, 1)
+    card = next(c for c in dealt_hands()["E"] if c not in PLAYED)
+    post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "E", "cards": [card]}])  # S was due: P4
+    told, seen = next(officials), next(spectators)
+    assert told["data"]["seq"] == seen["data"]["seq"] == 8 and seen["kind"] == "change"
+    assert told["data"]["open_flags"] == {"violation": 2}
+    assert (seen["data"]["open_flags"], seen["data"]["reviews"]) == ({}, 0)
+    official.close()  # the last opened first: both streams' contexts live in this one thread
+    spectator.close()
+    assert seen["data"] == client_as(app, role).get("/api/tables").get_json()["tables"][0]
+
+
+def test_a_spectators_stream_is_behind_the_broadcast_delay(sqlite_url, tokens_for):
+    app = make_app(sqlite_url, BROADCAST_DELAY=10.0)
+    app.test_client().post("/api/tables/T1/events", json=session_events(), headers=bearer(tokens_for(app)["T1"]))
+    stream, events = opened(app, None)
+    tile = next(events)["data"]
+    assert tile["table"] == "T1" and tile["seq"] == 3 and tile["counts"]["S"] == 26  # t=8 of 18: the 3S laid
+    stream.close()
 
 
 def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:

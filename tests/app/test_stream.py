@@ -271,3 +271,41 @@ def test_the_feed_writes_held_streams_one_chunk_and_hands_back_what_it_cannot(ap
     assert other.sock.got == b"" and other.place == (0, 0) and not other.waiter.locked()
     feed._fail("Redis went away")  # every held stream goes back to its thread, to end
     assert not feed._held and not whole.waiter.locked() and not twin.waiter.locked()
+
+
+def test_the_feed_writes_a_spectator_the_tiles_without_open_flags_and_shares_a_tile_without_any():
+    """A table with open flags is built twice per change (an official's tile and a
+    spectator's, each changing from its own last one); without any, once, for both."""
+    from web.app.tiles import Tiles
+
+    built = iter([{"table": "T1", "seq": 1, "turn": "N", "open_flags": {"violation": 1}, "reviews": 0},
+                  {"table": "T1", "seq": 2, "turn": "E", "open_flags": {"violation": 2}, "reviews": 1},
+                  {"table": "T1", "seq": 3, "turn": "S", "open_flags": {}, "reviews": 0}])
+    tiles = Tiles(lambda table, health: next(built))
+    first = tiles.get("T1", 0.0, {})
+    second = tiles.get("T1", time.monotonic() + 1, {})
+    assert first.seen_by(True).data == {"table": "T1", "seq": 1, "turn": "N", "open_flags": {}, "reviews": 0}
+    spectators = second.seen_by(True)
+    assert spectators.base == first.seen_by(True).version and b"violation" not in spectators.change
+    assert second.base == first.version and b'"violation":2' in second.change
+    batch = Batch.of(1, {"T1": second}, {})
+    assert batch.seen_by(True).changes == spectators.change and batch.changes == second.change
+    assert batch.seen_by(True).versions == {"T1": spectators.version}
+    third = tiles.get("T1", time.monotonic() + 2, {})
+    assert third.seen_by(True) is third and Batch.of(2, {"T1": third}, {}).seen_by(True).spectators is None
+
+
+def test_the_feed_writes_held_spectators_and_officials_each_their_own_chunk(app):
+    with app.app_context():
+        feed = context.feed()
+    changes = b'event: change\ndata: {"table":"T1","seq":5,"open_flags":{"violation":1}}\n\n'
+    quiet = b'event: change\ndata: {"table":"T1","seq":5}\n\n'
+    batch = Batch(1, {}, {}, changes, {"T1": 5}, {"T1": 7}, {"T1": 8},
+                  spectators=Batch(1, {}, {}, quiet, {"T1": 5}, {"T1": 6}, {"T1": 9}))
+    official, spectator = held(feed, 10_000, 7), held(feed, 10_000, 6)
+    spectator.spectator = True
+    feed._deliver(batch)
+    assert official.sock.got == frame(changes, '{"T1":5}') and official.sent == {"T1": 8}
+    assert spectator.sock.got == frame(quiet, '{"T1":5}') and spectator.sent == {"T1": 9}
+    feed._fail("Redis went away")
+    assert not feed._held

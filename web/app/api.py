@@ -29,7 +29,7 @@ from .broker import BrokerUnavailable
 from .feed import Batch, Subscriber
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
-from .public import public_events
+from .public import is_spectator, public_events, spectator_tile
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -235,8 +235,10 @@ def tile(table_id: str, health: dict[str, dict] | None = None) -> dict:
 
 @bp.get("/tables")
 def list_tables():
+    """Every table's tile; a spectator's without what only officials read (``spectator_tile``)."""
     health = context.broker().health()
-    return jsonify(tables=[tile(t, health) for t in table_ids()])
+    tables = [tile(t, health) for t in table_ids()]
+    return jsonify(tables=[spectator_tile(t) for t in tables] if is_spectator() else tables)
 
 
 @bp.get("/tables/<table_id>")
@@ -296,15 +298,19 @@ def stream():
     reconnects sends it back as ``Last-Event-ID`` and gets only the tables that moved
     since, whichever worker it reaches. What moved together is written together (the
     worker's feed gathers changes for ``feed.GATHER_S``), the id once, on the last event.
+    A spectator (``public.is_spectator``) is sent the tiles as spectators receive them
+    (``Tile.seen_by``), behind the broadcast delay as every public view is.
     """
     feed = context.feed()
     # before reading the first tiles: any later change comes as a batch
-    sub = Subscriber(_seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id")), feed.join())
+    sub = Subscriber(_seen(request.headers.get("Last-Event-ID") or request.args.get("last_event_id")), feed.join(),
+                     spectator=is_spectator())
     fresh = feed.since
     if feed.writes_to_sockets and request.environ.get("SERVER_PROTOCOL") == "HTTP/1.1":
         sub.sock = request.environ.get("gunicorn.socket")  # chunked: what the feed writes (feed.frame)
 
     def tiles_chunk(tiles: list, batch: Batch | None = None) -> bytes:
+        tiles = [t.seen_by(sub.spectator) for t in tiles]
         return sub.take(b"".join(t.sent_as(sub.sent.get(t.data["table"])) for t in tiles),
                         {t.data["table"]: t.seq for t in tiles}, {t.data["table"]: t.version for t in tiles}, batch)
 
@@ -326,8 +332,9 @@ def stream():
                 batches = feed.wait(sub.place, timeout=wait)
                 if batches:
                     sub.place = (batches[-1].number, sub.place[1])
-                    if len(batches) == 1 and not batches[0].recheck and batches[0].in_step(sub.sent):  # usual
-                        text = sub.take(batches[0].changes, batches[0].seqs, batches[0].versions, batches[0])
+                    usual = batches[0].seen_by(sub.spectator)
+                    if len(batches) == 1 and not usual.recheck and usual.in_step(sub.sent):
+                        text = sub.take(usual.changes, usual.seqs, usual.versions, usual)
                     else:
                         moved = {}
                         for batch in batches:

@@ -70,9 +70,31 @@ class Batch:
     """The version each ``moved`` tile's change goes from (tables with one)."""
     versions: dict[str, int] = field(default_factory=dict)
     """The version of every ``moved`` tile."""
+    spectators: Batch | None = None
+    """The batch of the tiles as spectators receive them (``Tile.seen_by``), if not this one."""
     _last_id: list = field(default_factory=list, compare=False, repr=False)
     _after: dict = field(default_factory=dict, compare=False, repr=False)
     """Event id -> the maps ``after`` gave for it first (the id is the whole seen map)."""
+
+    @classmethod
+    def of(cls, number: int, moved: dict[str, Tile], recheck: dict[str, Tile], spectator: bool = False) -> Batch:
+        """The batch of ``moved`` and ``recheck`` tiles as an official, or a spectator, receives
+        them; an official's holds the spectators' batch, unless every tile is theirs as well."""
+        spectators = None
+        if spectator:
+            moved = {name: t.seen_by(True) for name, t in moved.items()}
+            recheck = {name: t.seen_by(True) for name, t in recheck.items()}
+        elif any(t.spectators is not None for t in (*moved.values(), *recheck.values())):
+            spectators = cls.of(number, moved, recheck, spectator=True)
+        return cls(number, moved, recheck,
+                   b"".join(tile.sent_as(tile.base) for tile in moved.values()),  # the change, if any
+                   {t: tile.seq for t, tile in moved.items()},
+                   {t: tile.base for t, tile in moved.items() if tile.base is not None},
+                   {t: tile.version for t, tile in moved.items()}, spectators)
+
+    def seen_by(self, spectator: bool) -> Batch:
+        """This batch as a spectator (``spectator``) or an official receives it."""
+        return (self.spectators or self) if spectator else self
 
     def in_step(self, sent: dict[str, int]) -> bool:
         """Whether a stream that sent ``sent`` (table -> version) may write ``changes``."""
@@ -141,6 +163,9 @@ class Subscriber:
     """The part of a chunk the feed began and the client's buffer could not take: the stream
     writes it before anything else."""
     waiter: Any = None
+    spectator: bool = False
+    """Whether the stream's reader is a spectator (``public.is_spectator``): it is sent the
+    tiles' spectator versions (``Tile.seen_by``)."""
 
     def take(self, text: bytes, seqs: dict[str, int], versions: dict[str, int], batch: Batch | None = None) -> bytes:
         """``text`` (events of tiles whose seqs are ``seqs``), now sent: the id on its last event."""
@@ -282,13 +307,14 @@ class Feed:
 
     def _deliver(self, batch: Batch) -> None:
         """Write ``batch`` to every held stream in step with it (one chunk, built once per
-        distinct event id); hand back the others."""
-        frames: dict[str, bytes] = {}
-        # (id of seen, id of sent) -> (what Batch.after makes of those maps, the maps, kept so
-        # that no id is reused meanwhile): streams in step share their maps, so the merge, the
-        # check and the id are made once per batch, not once per stream (500 streams, 200
-        # tables: they were half of the feed's writing in a py-spy profile under bench/load.py)
-        steps: dict[tuple[int, int], tuple] = {}
+        distinct event id and view of the batch, ``Batch.seen_by``); hand back the others."""
+        frames: dict[tuple[int, str], bytes] = {}
+        # (id of the stream's view of the batch, id of seen, id of sent) -> (what its ``after``
+        # makes of those maps, the maps, kept so that no id is reused meanwhile): streams in
+        # step share their maps, so the merge, the check and the id are made once per batch,
+        # not once per stream (500 streams, 200 tables: they were half of the feed's writing
+        # in a py-spy profile under bench/load.py)
+        steps: dict[tuple[int, int, int], tuple] = {}
         for sub in list(self._held):
             self._turns.take()
             if sub not in self._held:  # it left meanwhile
@@ -296,15 +322,17 @@ class Feed:
             if sub.place != (batch.number - 1, self._cut) or batch.recheck:
                 self._hand_back(sub)
                 continue
-            key = (id(sub.seen), id(sub.sent))
+            view = batch.seen_by(sub.spectator)
+            key = (id(view), id(sub.seen), id(sub.sent))
             if key not in steps:
-                steps[key] = (batch.after(sub.seen, sub.sent), sub.seen, sub.sent)
+                steps[key] = (view.after(sub.seen, sub.sent), sub.seen, sub.sent)
             after = steps[key][0]
             if after is None:  # another tile of a table was sent: the stream writes it itself
                 self._hand_back(sub)
                 continue
             seen, sent, event_id = after
-            chunk = frames.get(event_id) or frames.setdefault(event_id, frame(batch.changes, event_id))
+            chunk = frames.get((id(view), event_id)) or frames.setdefault(
+                (id(view), event_id), frame(view.changes, event_id))
             try:
                 written = sub.sock.send(chunk, 0, 0.0)  # gevent's send: never wait
             except OSError:  # a full buffer (nothing written) or a closed connection: the
@@ -379,12 +407,8 @@ class Feed:
             for table in sorted(moved | recheck):
                 self._turns.take()  # a batch of 200 tables is tens of ms
                 tiles[table] = self._tiles.get(table, noticed, health, began)
-        shown = {t: tiles[t] for t in sorted(moved)}
-        batch = Batch(self._number + 1, shown, {t: tiles[t] for t in sorted(recheck)},
-                      b"".join(tile.sent_as(tile.base) for tile in shown.values()),  # the change, if any
-                      {t: tile.seq for t, tile in shown.items()},
-                      {t: tile.base for t, tile in shown.items() if tile.base is not None},
-                      {t: tile.version for t, tile in shown.items()})
+        batch = Batch.of(self._number + 1, {t: tiles[t] for t in sorted(moved)},
+                         {t: tiles[t] for t in sorted(recheck)})
         self._batches.append(batch)
         self._number = batch.number
         self._deliver(batch)

@@ -37,6 +37,12 @@ HIDDEN_FIELDS = ("hands", "hand", "evidence")
 """Event fields no viewer ever receives (hands; frames that may show them)."""
 SURENESS = ("confidence", "alternatives")
 """Event fields about how sure a reader was: not for spectators."""
+OFFICIAL_COUNTS = {"open_flags": {}, "reviews": 0}
+"""A table's counts of what officials have to decide, as a spectator receives them: nothing
+open, nothing to check (``spectator_view``, ``spectator_tile``)."""
+DOUBT_EVENTS = ("conflict", "confirm_read", "dismiss", "take_back")
+"""Events a spectator's events leave out, as its play history does: sources that disagreed,
+a doubted read confirmed, a flag nobody confirmed dismissed, cards going back to a hand."""
 TAKEN_BACK = {"P4", "P5"}
 """Flags on a play whose cards go back to the hand (out of turn, illegal) once the table
 shows they did (``went_back``); until then the play stands."""
@@ -194,9 +200,8 @@ def is_spectator() -> bool:
 
 def public_summary(timelines: Timelines, table_id: str, delay: float = 0.0) -> dict | None:
     """A floor tile's worth of a table's public state (``summary``), without its play
-    history: what every open live page receives on every change of every table. Built once
-    for every reader (``web.app.tiles``), so it holds the open flag counts: a spectator's
-    page leaves them out where it draws the tile (``_tile.html``, ``live.js``)."""
+    history: what every open live page receives on every change of every table. It holds
+    the open flag counts, for officials; a spectator receives ``spectator_tile`` of it."""
     return _view(timelines, table_id, delay, "summary", lambda *args: summary(_head(*args)))
 
 
@@ -286,7 +291,7 @@ def spectator_view(table: dict, closed: dict) -> dict:
                      if (closed.get((rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
         history.append({**entry, **dict.fromkeys(READ_MARKS), "flags": confirmed})
     deal = table["state"].get("deal") or {}
-    return {**table, "open_flags": {}, "reviews": 0, "history": history,
+    return {**table, **OFFICIAL_COUNTS, "history": history,
             "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"]}
 
 
@@ -296,16 +301,34 @@ def _spectator(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict
 
 def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0,
                   spectator: bool | None = None) -> list[dict] | None:
-    """The accepted events of a table after ``after``, redacted, as far as the delay allows;
-    a spectator's (as in ``public_table``) without how sure a reader was of each read."""
+    """The accepted events of a table after ``after``, redacted, as far as the delay allows.
+    A spectator's (as in ``public_table``) hold what its play history shows: without how sure
+    a reader was of each read, the ``DOUBT_EVENTS``, and the plays that went back to a hand
+    (``went_back``, judged on the events the delay shows) with their corrections."""
     timeline = timelines.get(table_id)
     if timeline is None:
         return None
-    hide = HIDDEN_FIELDS + SURENESS if (is_spectator() if spectator is None else spectator) else HIDDEN_FIELDS
+    events = [e for e in timeline.raw if e["seq"] > after]
     if delay > 0 and timeline.raw:
         cut = timeline.raw[-1]["t"] - delay
-        return [redact(e, hide) for e in timeline.raw if e["seq"] > after and e["t"] <= cut]
-    return [redact(e, hide) for e in timeline.raw if e["seq"] > after]
+        events = [e for e in events if e["t"] <= cut]
+    if not (is_spectator() if spectator is None else spectator):
+        return [redact(e) for e in events]
+    seqs, ids = _view(timelines, table_id, delay, "returned", _returned)
+    return [redact(e, HIDDEN_FIELDS + SURENESS) for e in events
+            if e["type"] not in DOUBT_EVENTS and e["seq"] not in seqs
+            and not (e["type"] == "correction" and str(e.get("of")) in ids)]
+
+
+def _returned(timeline: Timeline, table_id: str, upto: int, shown: int) -> tuple[set[int], set[str]]:
+    """The seqs and ids of the flagged plays (``TAKEN_BACK``) among the first ``shown`` steps
+    that went back to the hand, found from the flags kept aside (``Timeline.noted``)."""
+    steps = timeline.steps[:shown]
+    flagged = sorted({i for i, record in timeline.noted
+                      if i < shown and record["type"] == "flag" and record.get("rule") in TAKEN_BACK
+                      and steps[i].event["type"] == "play" and record.get("seat") in (None, steps[i].event.get("seat"))})
+    back = [steps[i] for i in flagged if went_back(steps, i)]
+    return {s.seq for s in back}, {str(s.event["id"]) for s in back if s.event.get("id") is not None}
 
 
 def summary(table: dict) -> dict:
@@ -319,3 +342,12 @@ def summary(table: dict) -> dict:
         "open_flags": table["open_flags"], "reviews": table["reviews"],
         "result": table["sessions"][-1] if table["sessions"] else None,
     }
+
+
+def spectator_tile(tile: dict) -> dict:
+    """A floor tile (``summary``, as the API adds to it) as a spectator receives it: without
+    the open flag counts and reviews. The very same dict when it has none to drop, so that
+    the live feed (``web.app.tiles``) builds a second tile only for a table with some."""
+    if not tile.get("open_flags") and not tile.get("reviews"):
+        return tile
+    return {**tile, **OFFICIAL_COUNTS}

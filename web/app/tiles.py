@@ -8,6 +8,10 @@ was *started* after the asker received its notice: the change was committed befo
 notice was published, so any read begun later sees it. No tile is ever older than the
 notice that asked for it. A stream's first tiles ask for those started since the feed
 subscribed (``Feed.since``): a change they miss was noticed later and comes in a batch.
+
+A spectator (no login, or a viewer) receives a table's tile without what only officials
+read (``public.spectator_tile``): built with the tile, once per change, and the very same
+tile for a table with nothing to leave out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
+
+from .public import spectator_tile
 
 
 def _event(name: str, data: dict) -> bytes:
@@ -35,6 +41,9 @@ class Tile:
     """The version ``change`` goes from (the table's tile built before this one), if any."""
     change: bytes = b""
     """A ``change`` event: the table, the seq and only the fields that differ from ``base``'s."""
+    spectators: Tile | None = None
+    """What a spectator receives of the table (its own version, its change from the spectators'
+    tile before), if not this very tile."""
 
     @cached_property
     def message(self) -> bytes:
@@ -47,6 +56,10 @@ class Tile:
     @property
     def seq(self) -> int:
         return self.data["seq"]
+
+    def seen_by(self, spectator: bool) -> Tile:
+        """This tile as a spectator (``spectator``) or an official receives it."""
+        return (self.spectators or self) if spectator else self
 
     def since(self, before: Tile) -> Tile:
         """This tile with its change from ``before``: a move usually touches a few fields
@@ -68,11 +81,14 @@ class Tiles:
     """Per-process cache: table id -> (monotonic time its build started, tile).
 
     ``build(table_id, health)`` makes a tile's data; ``health`` is every table agent's last
-    report, read once by the caller for all the tiles it asks for.
+    report, read once by the caller for all the tiles it asks for. ``spectator(data)`` is
+    that data as a spectator receives it: ``data`` itself when there is nothing to leave out.
     """
 
-    def __init__(self, build: Callable[[str, dict[str, dict]], dict]):
+    def __init__(self, build: Callable[[str, dict[str, dict]], dict],
+                 spectator: Callable[[dict], dict] = spectator_tile):
         self._build = build
+        self._spectator = spectator
         self._cache: dict[str, tuple[float, Tile]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -95,7 +111,14 @@ class Tiles:
             started = time.monotonic() if began is None else began
             data = self._build(table_id, health)
             tile = Tile(data, next(self._versions))
-            if cached is not None:  # what the streams were sent last (in a batch, or first)
-                tile = tile.since(cached[1])
+            before = cached[1] if cached is not None else None  # what the streams were sent last
+            if before is not None:  # (in a batch, or first)
+                tile = tile.since(before)
+            shown = self._spectator(data)
+            if shown is not data:  # a spectator's change goes from the spectators' last tile
+                spectators = Tile(shown, next(self._versions))
+                if before is not None:
+                    spectators = spectators.since(before.seen_by(True))
+                tile = replace(tile, spectators=spectators)
             self._cache[table_id] = (started, tile)
             return tile
