@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from web.app import flags
+from web.app import context, flags
 from web.app.flags import group_knock_ons
 from web.store import get_store
 
@@ -291,3 +291,73 @@ def test_the_public_play_history_says_who_confirmed_a_read(referee):
     form_post(referee, "/flags/T1/confirm_read", of="p2")
     history = referee.get("/tables/T1").get_data(as_text=True).split('class="history"', 1)[1]
     assert "read confirmed by referee" in history and "to confirm" not in history
+
+
+def _timeline(app):
+    with app.test_request_context():
+        return context.timelines().get("T1")
+
+
+def _time_form(page: str) -> dict:
+    """The fields of the page's 'correct the time' form."""
+    form = page.split('class="correct-time"', 1)[1].split("</form>", 1)[0]
+    return dict(re.findall(r'name="(of|kind|t)"[^>]*value="([^"]*)"', form))
+
+
+def test_a_far_future_tick_is_corrected_to_its_true_time_from_the_appeal_review(app, referee, post_events):
+    assert post_events([{"type": "tick", "t": 3000.0, "id": "k1"}])[0]["status"] == "accepted"  # seq 8
+    (late,) = post_events([{"type": "pass", "t": 20.0, "id": "p6", "seat": "S"}])
+    assert late["status"] == "rejected" and "time goes backwards: t=20 after t=3000" in late["reason"]
+    console = referee.get("/flags/").get_data(as_text=True)
+    (over,) = [a for a in articles(console) if a["data-rule"].startswith("K") and "status-open" in a["class"]]
+    assert _time_form(console.split(f'data-key="{over["data-key"]}"', 1)[1]) == {"of": "k1", "kind": "same",
+                                                                                "t": "3000"}
+    page = referee.get("/tables/T1/review?seq=8").get_data(as_text=True)
+    assert _time_form(page) == {"of": "k1", "kind": "same", "t": "3000"}
+    done = form_post(referee, "/flags/T1/correct", of="k1", kind="same", t="19",
+                     next="/tables/T1/review?seq=8").get_data(as_text=True)
+    assert "Recorded: correction." in done
+    assert "table time corrected by referee: was 3000.0 s, now 19.0 s" in done
+    correction = get_store(app).events("T1")[-1]
+    assert correction["type"] == "correction" and correction["t"] == 19.0  # the table's time once corrected
+    assert correction["event"] == {"type": "tick", "t": 19.0, "source": "manual"}
+    console = referee.get("/flags/").get_data(as_text=True)  # the table judged at the true time: no over-time
+    assert not [a for a in articles(console) if a["data-rule"] == over["data-rule"]]
+    assert post_events([{"type": "pass", "t": 20.0, "id": "p6", "seat": "S"}])[0]["status"] == "accepted"
+    assert "table time corrected" not in referee.get("/tables/T1/review?seq=7").get_data(as_text=True)
+
+
+def test_a_play_corrected_with_a_time_past_its_neighbours_is_refused_naming_the_bound(app, referee):
+    before = len(get_store(app).events("T1"))
+    page = form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="6S",
+                     t="13").get_data(as_text=True)
+    assert "t=13 is outside its neighbours&#39; times, 5&lt;=t&lt;=12" in page
+    page = form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="6S",
+                     t="10").get_data(as_text=True)
+    assert "Recorded: correction." in page
+    (step,) = [s for s in _timeline(app).steps if s.event.get("id") == "p2"]
+    assert step.event["t"] == 10.0 and step.event["cards"] == ["6S"] and step.corrected["original"]["t"] == 9.0
+    assert len(get_store(app).events("T1")) == before + 1
+
+
+@pytest.mark.parametrize("fields, reason", [
+    ({"t": "soon"}, "table time: expected seconds (a number, 0 or more), got soon"),
+    ({"t": "nan"}, "table time: expected seconds (a number, 0 or more), got nan"),
+    ({"t": "-1"}, "table time: expected seconds (a number, 0 or more), got -1"),
+    ({}, "table time: give the event&#39;s true table time"),
+    ({"t": "18.0"}, "table time: give the event&#39;s true table time"),  # its time as it stands
+])
+def test_a_time_correction_without_a_true_time_is_refused_naming_why(app, referee, fields, reason):
+    before = len(get_store(app).events("T1"))
+    page = form_post(referee, "/flags/T1/correct", of="p5", kind="same", **fields).get_data(as_text=True)
+    assert f"Refused: {reason}" in page
+    assert len(get_store(app).events("T1")) == before
+
+
+def test_only_a_referee_corrects_a_time(app, referee):
+    viewer = app.test_client()
+    login(viewer, "scorer")
+    response = viewer.post("/flags/T1/correct", data={"of": "p5", "kind": "same", "t": "17",
+                                                      "csrf_token": csrf_of(viewer, "/")})
+    assert response.status_code == 403
+    assert get_store(app).events("T1")[-1]["type"] != "correction"

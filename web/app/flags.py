@@ -4,7 +4,9 @@ Each flag shows its rule with the rule's text, the seat, the message, the eviden
 agent sent with the event (frames, RFID reads), and its claim window (X5) counted down in
 the table's own terms (the passes that can still end the trick). A referee confirms it (a
 ``penalty`` event whose ``evidence`` names the flag), dismisses it with a reason (a
-``dismiss`` event), or corrects a misread play (a ``correction`` event). A read in doubt
+``dismiss`` event), or corrects a misread play or any event's table time (a
+``correction`` event: a tick or a read stamped far ahead would otherwise hold the table's
+later events back; the appeal review offers the same for any step). A read in doubt
 (``DOUBT_REVIEWS``) is answered "read is right" (a ``confirm_read`` event, one click, or
 one per open read of a table at once) or corrected; it never lapses, so it is pinned
 above the flags until answered. All of them are appended through the store like any
@@ -17,6 +19,7 @@ an earlier open item of its deal (a knock-on) is listed under that item.
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from collections import Counter
@@ -87,10 +90,19 @@ class DismissForm(FlagForm):
 
 
 class CorrectForm(FlaskForm):
+    """A correction: the event read as another play or a pass, or (``same``) as it stands;
+    either way at another table time ``t`` when one is given."""
+
     of = StringField(validators=[DataRequired(), Length(max=120)])
-    seat = SelectField(choices=list("NESW"))
-    kind = SelectField(choices=["play", "pass"])
+    seat = SelectField(choices=["", *"NESW"], default="")
+    kind = SelectField(choices=["play", "pass", "same"])
     cards = StringField(validators=[Length(max=200)])
+    t = StringField(validators=[Length(max=32)])
+
+
+AS_IS_DROPPED = ("t", "id", "seq", "table", "source", "confidence", "alternatives", "evidence")
+"""Fields an event restated by a referee (a ``same`` correction) does not carry over: its
+time and id come from the correction, and the referee, not a reader, now vouches for it."""
 
 
 class ReadsForm(FlaskForm):
@@ -173,6 +185,7 @@ def _item(table_id: str, kind: str, record: dict, status: str, step: Step, close
         "evidence": step_evidence(step), "event": redact(event),
         "replacement": redact(step.event) if step.corrected else None,
         "correctable": step.event.get("id") is not None and step.event["type"] in ("play", "pass", "conflict"),
+        "retimable": step.event.get("id") is not None,
         "window": None, "knock_on": [],
     }
 
@@ -336,9 +349,14 @@ def _timeline(table_id: str) -> Timeline:
     return timeline
 
 
-def _stamp(timeline: Timeline) -> float:
-    """A console action happens now in table time: at the table's latest event."""
-    return max((e["t"] for e in timeline.raw), default=0.0)
+def _stamp(timeline: Timeline, retimed: tuple[str, float] | None = None) -> float:
+    """A console action happens now in table time: at the table's latest event. A correction
+    of an event's time (``retimed``: its id and true time) happens at the table's latest time
+    once that event is at its true time, so a far-future time no longer holds the table."""
+    if retimed is None:
+        return max((e["t"] for e in timeline.raw), default=0.0)
+    of, t = retimed
+    return max([t, *(e["t"] for e in timeline.raw if str(e.get("id")) != of)])
 
 
 def _submit(table_id: str, events: list[dict], done: str) -> None:
@@ -417,21 +435,51 @@ def unchanged(event: dict, replacement: dict) -> bool:
     return replacement["type"] == "pass" or _same_cards(event.get("cards"), replacement["cards"])
 
 
+def table_time(text: str | None) -> float | None:
+    """The time a correction form gives (blank: none), or ``ValueError`` naming what was wrong."""
+    if not (text or "").strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(t("flags.bad_time", value=text))
+    return value
+
+
 @bp.post("/<table_id>/correct")
 @requires("referee")
 def correct(table_id: str):
-    """A correction; the read submitted unchanged is a ``confirm_read`` instead."""
+    """A correction; the read submitted unchanged (at its own time) is a ``confirm_read`` instead."""
     form = CorrectForm()
-    if not form.validate_on_submit():
+    if not form.validate_on_submit() or (form.kind.data != "same" and not form.seat.data):
         abort(400)
     timeline = _timeline(table_id)
-    replacement = {"type": form.kind.data, "seat": form.seat.data, "source": "manual"}
-    if form.kind.data == "play":
-        replacement["cards"] = form.cards.data.upper().replace(",", " ").split()
     read = next((s.event for s in timeline.steps if str(s.event.get("id")) == form.of.data), None)
-    if read is not None and unchanged(read, replacement):
-        _confirm_reads(table_id, timeline, [form.of.data])
+    try:
+        when = table_time(form.t.data)
+    except ValueError as exc:
+        flash(t("action.refused", reason=str(exc)), "error")
+        return _back()
+    if read is not None and when == read["t"]:
+        when = None  # the time as it stands: not a correction of it
+    if form.kind.data == "same":
+        if read is None or when is None:
+            flash(t("action.refused", reason=t("flags.time_needed")), "error")
+            return _back()
+        replacement = {k: v for k, v in read.items() if k not in AS_IS_DROPPED} | {"source": "manual"}
     else:
-        _submit(table_id, [{"type": "correction", "t": _stamp(timeline), "of": form.of.data, "event": replacement}],
-                t("action.correction"))
+        replacement = {"type": form.kind.data, "seat": form.seat.data, "source": "manual"}
+        if form.kind.data == "play":
+            replacement["cards"] = form.cards.data.upper().replace(",", " ").split()
+    if when is None and read is not None and unchanged(read, replacement):
+        _confirm_reads(table_id, timeline, [form.of.data])
+        return _back()
+    stamp = _stamp(timeline)
+    if when is not None:
+        replacement["t"] = when
+        stamp = _stamp(timeline, (form.of.data, when))
+    _submit(table_id, [{"type": "correction", "t": stamp, "of": form.of.data, "event": replacement}],
+            t("action.correction"))
     return _back()
