@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from referee.cards import card_name
@@ -102,6 +102,17 @@ def test_a_spectator_reads_the_events_without_how_sure_each_read_was_or_the_play
     assert [e["seq"] for e in stood] == [6, 7]
 
 
+def test_cards_seen_taken_back_are_no_event_of_a_spectators(app, post_events):
+    """S plays out of turn and the watcher sees the cards go back (``take_back``): neither
+    event is a spectator's, both are an official's."""
+    post_events(OUT_OF_TURN_STOOD[:5] + [{"type": "take_back", "t": 13.0, "id": "b1", "seat": "S"}])
+    official = client_as(app, "scorer").get("/api/tables/T1/events").get_json()["events"]
+    assert [e["type"] for e in official][-2:] == ["play", "take_back"] and official[-2]["cards"] == ["7D"]
+    for role in (None, "viewer"):
+        events = client_as(app, role).get("/api/tables/T1/events").get_json()["events"]
+        assert [e["seq"] for e in events] == [e["seq"] for e in official][:-2]
+
+
 @pytest.mark.parametrize("delay", [0.0, 4.0])
 def test_a_spectators_events_play_the_cards_its_history_shows(sqlite_url, tokens_for, delay):
     """Behind a delay that shows S's 7D laid but not yet N's pass, the play stands (as the
@@ -187,6 +198,7 @@ def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
 
 @settings(max_examples=15, deadline=None)
 @given(moves=st.lists(st.integers(0, 99), min_size=3, max_size=40))
+@example(moves=[51, 91, 54, 11, 8, 16, 26, 19])  # S out of turn, then W (due) illegally: S's back, W's stands
 def test_the_cards_a_spectator_sees_played_are_the_cards_gone_from_each_hand(moves):
     """Whatever went back to a hand is not shown as played: each seat's plays in the
     spectator's history hold exactly the cards its count says it has laid."""

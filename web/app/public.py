@@ -261,9 +261,15 @@ def went_back(steps: list[Step], i: int) -> bool:
     """Whether the flagged play of step ``i`` went back to its seat's hand: as the referee
     settles a standing play (``PlayRules._follow_table``), the next action at the table is
     the same seat's, or that of the seat that was due before the play (and not after it),
-    or the seat's cards were seen going back (``take_back``). Until then it stands."""
+    or the seat's cards were seen going back (``take_back``). Until then it stands.
+
+    The seat due before it is the one its flag names (a P4's ``detail``), else its own (an
+    illegal play is judged when its seat is due): not the turn after the step before, which
+    a flagged play going back by this very play had moved on (a chain of flagged plays)."""
     play = steps[i].event
-    due_before = ((steps[i - 1].state_view.get("deal") or {}).get("turn")) if i else None
+    due_before = next((r["detail"]["turn"] for r in steps[i].records
+                       if r.get("type") == "flag" and r.get("rule") in TAKEN_BACK and r.get("seat") == play.get("seat")
+                       and "turn" in (r.get("detail") or {})), play.get("seat"))
     due_after = (steps[i].state_view.get("deal") or {}).get("turn")
     for step in steps[i + 1:]:
         kind = step.event["type"]
