@@ -155,8 +155,8 @@ class PlayRules(Phase):
 
     @staticmethod
     def _back_in(deal: DealState, seat: Seat, cards: int) -> None:
-        """A seat that a read in question took out plays again: it was not out. It holds at
-        least the cards it lays now; it goes out again in its place if those are its last.
+        """A seat that a read in question took out plays or passes again: it was not out. It
+        holds at least the cards it lays now (one, if it passes); it goes out again in its place if those are its last.
         The turns since went round it (or passed the lead to its partner) only because it
         was out, so the table's order is followed: it was its turn."""
         deal.out.remove(seat)
@@ -334,7 +334,13 @@ class PlayRules(Phase):
         deal = self._deal(event)
         seat = event.seat
         if not deal.active(seat):
-            raise Rejected(f"{seat} has gone out and cannot pass")
+            if seat not in deal.doubted:
+                raise Rejected(f"{seat} has gone out and cannot pass")
+            leader = deal.turn
+            self._back_in(deal, seat, 1)  # a seat that passes holds cards: a read in question took it out
+            if deal.leading:  # the trick was taken as over without it: its pass was the trick's last
+                deal.turn = leader
+                return self._clock_flags(event.t)
         if deal.phase != "tribute":
             deal = self._follow_table(deal, seat)
         records = self._clock_flags(event.t)

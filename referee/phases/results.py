@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .. import events as ev
-from ..scoring import deal_outcome, level_name, table_score
+from ..scoring import DealOutcome, deal_outcome, level_name, table_score
 from ..seats import SEATS, Seat, Side, seats_of, side_of
 from ..state import DealState
 from ..verdicts import DealEnd, Review, ReviewReason, SessionEnding, SessionResult, Verdict
@@ -19,12 +19,33 @@ def _finishing_order(deal: DealState) -> tuple[Seat, ...]:
 
 class ResultRules(Phase):
     def _check_deal_end(self, t: float) -> list[Verdict]:
+        """P7: the deal ends once three seats, or both of a side, are out. Not yet when a seat
+        is out by a count that rests on a read in question and another deal would follow: a
+        card read too many takes a seat out early, and the table then plays on, which brings
+        it back in (``_follow_table``); if the table deals again instead, the deal ends as
+        it showed (``_end_as_the_table_shows``), in the same order as now."""
         deal = self.session.deal
         out = deal.out
         both_out = any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
         if len(out) < 3 and not both_out:
             return []
-        return self._end_deal(_finishing_order(deal), t)
+        order = _finishing_order(deal)
+        if deal.doubted.intersection(out) and not self._ends_session(order, t):
+            return []
+        return self._end_deal(order, t)
+
+    def _ends_session(self, order: tuple[Seat, ...], t: float) -> bool:
+        """Whether a deal ending in ``order`` at ``t`` would end the session (A passed, the
+        deciding deal, the deal limit or the time): nothing would follow to show otherwise."""
+        session = self.session
+        return (self._outcome(order).passed_a or session.deciding_deal
+                or self._round_up(session.deals_played + 1, t) is not None)
+
+    def _outcome(self, order: tuple[Seat, ...]) -> DealOutcome:
+        """U1-U3: the levels after a deal ending in ``order``."""
+        session = self.session
+        return deal_outcome(order, session.levels, session.level_side, session.a_failures,
+                            session.ruleset.a_pass_needs_second, session.ruleset.a_reset_after)
 
     def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
         """The table dealt again while the reads still count cards in some hand: a read in
@@ -39,8 +60,7 @@ class ResultRules(Phase):
         deal.phase = "over"
         deal.clocks.clear()
         before = dict(session.levels)
-        outcome = deal_outcome(order, session.levels, session.level_side, session.a_failures,
-                               session.ruleset.a_pass_needs_second, session.ruleset.a_reset_after)
+        outcome = self._outcome(order)
         session.levels, session.a_failures = outcome.levels, outcome.a_failures
         session.level_side = outcome.winner
         session.deals_played += 1
@@ -53,12 +73,17 @@ class ResultRules(Phase):
             return records + self._session_result(outcome.winner, SessionEnding.PASSED_A, t)
         if session.deciding_deal:
             return records + self._session_result(outcome.winner, SessionEnding.DECIDING_DEAL, t)
-        elapsed_min = (t - session.started_at) / 60
-        limit = session.ruleset.session_minutes - session.ruleset.no_new_deal_minutes
-        if session.deals_played >= session.ruleset.max_deals or elapsed_min >= limit:
-            records += self._time_up(t, SessionEnding.DEALS if session.deals_played >= session.ruleset.max_deals
-                                     else SessionEnding.TIME)
+        if (ending := self._round_up(session.deals_played, t)) is not None:
+            records += self._time_up(t, ending)
         return records
+
+    def _round_up(self, deals_played: int, t: float) -> SessionEnding | None:
+        """W1: no new deal after ``deals_played`` deals at ``t``: the deal limit or the time."""
+        session = self.session
+        if deals_played >= session.ruleset.max_deals:
+            return SessionEnding.DEALS
+        limit = session.ruleset.session_minutes - session.ruleset.no_new_deal_minutes
+        return SessionEnding.TIME if (t - session.started_at) / 60 >= limit else None
 
     def _time_up(self, t: float, reason: SessionEnding) -> list[Verdict]:
         """W1: higher level wins; equal levels: one more deal decides."""

@@ -4,6 +4,7 @@ misread raises at most one item; context settles what it can without asking."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -242,3 +243,66 @@ def test_a_new_deal_before_a_deal_with_no_read_in_question_ended_is_refused():
     s("deal_start", deal=1, first_leader="S")
     s("play", seat="S", cards=["3S"], **CAMERA)
     assert "still in progress" in s("deal_start", deal=2)[0]["message"]
+
+
+def _records(events: list[dict]) -> list[dict]:
+    referee, records = Referee(), []
+    for event in events:
+        try:
+            records += [v.to_json() for v in referee.feed(event)]
+        except EventError as exc:
+            records.append({"type": "error", "message": str(exc)})
+    return records
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(0, 15))
+def test_a_card_read_too_many_before_a_seat_goes_out_does_not_end_the_deal_early(seed):
+    """The first seat out of deal 1 had one of its singles read with a card too many: by the
+    count it goes out a play early. The table plays on (it passes or plays again), which
+    brings it back in; the deal ends where the table ends it, nothing is rejected, and the
+    only item is the one about the read."""
+    events = _camera_log(seed)
+    truth = _records(events)
+    first_out = next(r for r in truth if r["type"] == "deal_end")["order"][0]
+    deal_two = next(i for i, e in enumerate(events) if e["type"] == "deal_start" and i > 1)
+    plays = [i for i, e in enumerate(events[:deal_two]) if e["type"] == "play" and e["seat"] == first_out]
+    at = [i for i in plays[:-1] if len(events[i]["cards"]) == 1][-1]
+    misread = list(events)
+    misread[at] = {**events[at], "cards": events[at]["cards"] + ["4S"]}
+    got = _records(misread)
+    assert [r for r in got if r["type"] == "error"] == []
+    assert [r["order"] for r in got if r["type"] == "deal_end"] == [r["order"] for r in truth if r["type"] == "deal_end"]
+    extra = _judged_items(misread) - _judged_items(events)
+    assert list(extra) == [("review", "suspect_read", first_out, events[at]["t"])]
+
+
+def _both_ns_out_by_reads_in_question(s: Script) -> list[dict]:
+    """S and N each go out by a count that rests on a read in question (each read as no
+    combination, then its count following its report); returns what N's last play derives."""
+    s("deal_start", deal=1, first_leader="S")
+    s("play", seat="S", cards=["3S", "5H"], **CAMERA)
+    for seat in "ENW":
+        s("pass", seat=seat)
+    s("report", seat="S", count=1)
+    s("play", seat="S", cards=["4S"], **CAMERA)
+    s("pass", seat="E")
+    s("play", seat="N", cards=["6S", "8H"], **CAMERA)
+    s("pass", seat="W")
+    s("pass", seat="E")
+    s("report", seat="N", count=1)
+    return s("play", seat="N", cards=["9S"], **CAMERA)
+
+
+def test_a_deal_whose_end_rests_on_reads_in_question_waits_for_the_table():
+    s = Script()
+    assert _both_ns_out_by_reads_in_question(s) == [] and s.deal.out == ["S", "N"]
+    out = s("deal_start", deal=2)  # the table dealt again: the deal ended as it showed
+    assert [(r["type"], r["deal"], r["order"][:2]) for r in out] == [("deal_end", 1, ["S", "N"])]
+
+
+def test_a_deal_whose_end_rests_on_reads_in_question_ends_at_once_when_it_ends_the_round():
+    from referee.rulesets import load_ruleset
+
+    s = Script(dataclasses.replace(load_ruleset("competition"), max_deals=1))  # nothing would follow
+    assert [r["type"] for r in _both_ns_out_by_reads_in_question(s)] == ["deal_end", "session_result"]
