@@ -25,14 +25,6 @@ ONLY_WHEN_RUN = {("recognizer", "recognizer.training")}
 """Allowed inside a function only: the recognizer's training commands load the training side
 when they run; the reader at a table never does."""
 
-KNOWN_CIRCLES = {
-    frozenset({"web.app.api", "web.app.context"}):
-        "context builds the tiles and the live feed on first use from the API module's tile and "
-        "lagging, which the pages also import from there; the way out gives tile, lagging and "
-        "table_ids one home outside the API module and builds Tiles and Feed in create_app",
-}
-
-
 @dataclass(frozen=True)
 class Import:
     where: str  # path:line
@@ -123,18 +115,15 @@ def test_the_referee_imports_only_the_standard_library():
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_import_circles_but_the_known_ones():
+def test_no_import_circles():
     graph = nx.DiGraph()
     for imp in _our_imports():
         if imp.target != imp.source:
             graph.add_edge(imp.source, imp.target, where=imp.where)
-    circles = [frozenset(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    new = [c for c in circles if c not in KNOWN_CIRCLES]
-    assert not new, "\n".join(
+    circles = [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not circles, "\n".join(
         "import circle: " + "; ".join(f"{graph.edges[a, b]['where']} {a} -> {b}"
-                                      for a, b in graph.subgraph(c).edges) for c in new)
-    gone = set(KNOWN_CIRCLES) - set(circles)
-    assert not gone, f"no longer a circle, drop it from KNOWN_CIRCLES: {[sorted(c) for c in gone]}"
+                                      for a, b in graph.subgraph(c).edges) for c in circles)
 
 
 def test_the_layering_check_names_a_wrong_import(tmp_path):

@@ -62,6 +62,7 @@ def create_app(config: dict | None = None):
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
     app.extensions["guandan_timelines"] = Timelines(store, state_extract)
+    _live(app)
     csrf = CSRFProtect(app)
     app.session_interface = auth.Sessions()
     auth.login_manager.init_app(app)
@@ -97,3 +98,23 @@ def create_app(config: dict | None = None):
         return render_template("error.html", status=status, message=message), status, headers
 
     return app
+
+
+def _live(app) -> None:
+    """The worker's floor tiles and live feed, built with the app so that nothing below the
+    pages needs to know where a tile comes from (``tablesview``). The feed's thread starts
+    with the first open stream and runs inside the app's context."""
+    from .feed import Feed
+    from .tablesview import lagging, tile
+    from .tiles import Tiles
+
+    broker = app.extensions["guandan_broker"]
+    tiles = app.extensions["guandan_tiles"] = Tiles(tile)
+    delayed = float(app.config.get("BROADCAST_DELAY") or 0) > 0
+
+    def run(loop) -> None:
+        with app.app_context():
+            loop()
+
+    app.extensions["guandan_feed"] = Feed(broker, tiles, broker.health, lagging if delayed else None, run,
+                                          reading=app.extensions["guandan_timelines"].reading)

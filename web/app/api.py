@@ -30,6 +30,7 @@ from .feed import Batch, Subscriber
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
 from .public import is_spectator, public_events, spectator_tile
+from .tablesview import table_ids, tile
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -220,19 +221,6 @@ def _counts(value: dict, names: tuple[str, ...]) -> bool:
         isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= 1_000_000 for n in value.values())
 
 
-def table_ids() -> list[str]:
-    """Every known table: with events, or with an agent token."""
-    store = context.store()
-    return sorted({h["table"] for h in store.tables()} | accounts.token_tables(store))
-
-
-def tile(table_id: str, health: dict[str, dict] | None = None) -> dict:
-    """A table's floor tile: its public summary and its agent's last health report
-    (from ``health``, every agent's reports when the caller read them already)."""
-    summary = context.public_tile(table_id) or {"table": table_id, "seq": 0}
-    return {**summary, "health": (context.broker().health() if health is None else health).get(table_id)}
-
-
 @bp.get("/tables")
 def list_tables():
     """Every table's tile; a spectator's without what only officials read (``spectator_tile``)."""
@@ -357,16 +345,6 @@ def stream():
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Accel-Buffering"] = "no"
     return response
-
-
-def lagging(table_ids: set[str]) -> set[str]:
-    """Those of ``table_ids`` whose public view lags their head (a broadcast delay)."""
-    return {t for t in table_ids if tile(t, {})["seq"] < _head(t)}
-
-
-def _head(table_id: str) -> int:
-    head = context.timelines().head(table_id)
-    return 0 if head is None else head["head_seq"]
 
 
 @bp.get("/openapi.json")

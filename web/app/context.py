@@ -26,28 +26,14 @@ def timelines() -> Timelines:
 
 
 def tiles() -> Tiles:
-    """This process's floor tiles, shared by its live streams (built on first use)."""
-    from .api import tile
-
-    return current_app.extensions.setdefault("guandan_tiles", Tiles(tile))
+    """This process's floor tiles, shared by its live streams (built by ``create_app``)."""
+    return current_app.extensions["guandan_tiles"]
 
 
 def feed() -> Feed:
-    """This process's live feed: one subscription for all its open streams (made on first use)."""
-    feed = current_app.extensions.get("guandan_feed")
-    if feed is None:
-        from .api import lagging
-
-        app = current_app._get_current_object()
-
-        def run(loop) -> None:
-            with app.app_context():
-                loop()
-
-        feed = current_app.extensions.setdefault("guandan_feed", Feed(
-            broker(), tiles(), broker().health, lagging if delay() > 0 else None, run,
-            reading=timelines().reading))
-    return feed
+    """This process's live feed: one subscription for all its open streams (built by
+    ``create_app``; its thread starts with the first stream)."""
+    return current_app.extensions["guandan_feed"]
 
 
 def delay() -> float:

@@ -39,7 +39,7 @@ from web.store.models import TableEvent, TableHead
 from web.tournament.clock import zone
 
 from . import context, messages
-from .api import table_ids
+from .tablesview import table_ids
 from .auth import safe_next, requires
 from .i18n import t
 from .public import DOUBT_REVIEWS, flag_status, redact, review_status

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, render_template
 
 from . import context, i18n
 from .broker import BrokerUnavailable
-from .api import table_ids, tile
+from .tablesview import table_ids, tile
 from .rulebook import rulebook_html
 
 bp = Blueprint("floor", __name__)

@@ -22,7 +22,7 @@ from web.tournament import board, export, service
 from web.tournament import signoff as sign_off
 
 from . import context
-from .api import table_ids
+from .tablesview import table_ids
 from .auth import requires
 from .drawing import levels_chart
 from .i18n import t
