@@ -10,7 +10,6 @@ its password once, or takes ``GUANDAN_ADMIN_PASSWORD``.
 from __future__ import annotations
 
 import getpass
-import os
 import sys
 
 from web.store_cli import open_from_args, store_options
@@ -135,19 +134,26 @@ def cmd_serve(args) -> int:
     zone()  # an unknown GUANDAN_TIMEZONE is refused here, not as a 500 on the first page that prints a time
     from .accounts import ensure_chief
     from .broker import check_reachable
+    from .config import read
 
     if args.redis:
         check_reachable(args.redis)
     from .wsgi import green, run
 
     green()  # before the store loads its database driver, which the workers inherit
+    given = read("ADMIN_PASSWORD")
     with _open(args) as store:  # migrate once, before the workers start
-        password = ensure_chief(store, os.environ.get("GUANDAN_ADMIN_PASSWORD"))
-    if password is not None and not os.environ.get("GUANDAN_ADMIN_PASSWORD"):
+        password = ensure_chief(store, given)
+    if password is not None and not given:
         print(f"first start: the chief referee logs in as 'chief' with password {password} "
               "(shown once; add more logins with 'guandan-ref user add')", flush=True)
-    env = {"GUANDAN_DATA_DIR": args.data, "GUANDAN_DB_URL": args.db, "GUANDAN_REDIS_URL": args.redis,
-           "GUANDAN_KEY_FILE": args.key_file, "GUANDAN_SECURE_COOKIES": "1" if args.secure_cookies else None}
-    os.environ.update({k: v for k, v in env.items() if v})
-    run(f"{args.host}:{args.port}", args.workers, args.connections)
+    run(f"{args.host}:{args.port}", args.workers, args.connections, worker_config(args))
     return 0
+
+
+def worker_config(args) -> dict:
+    """What ``serve``'s options set of each worker's app configuration (the ``app.config``
+    keys of ``config.SETTINGS``), over what the environment sets."""
+    given = {"DATA_DIR": args.data, "STORE_URL": args.db, "REDIS_URL": args.redis,
+             "GUANDAN_KEY_FILE": args.key_file, "SECURE_COOKIES": args.secure_cookies}
+    return {k: v for k, v in given.items() if v}

@@ -13,7 +13,6 @@ calls. The ``Server`` header names no server or version.
 from __future__ import annotations
 
 import gc
-import os
 import re
 import time
 
@@ -23,6 +22,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
 from . import create_app
+from .config import read
 from .health import PATH as HEALTH_PATH
 from .health import HealthCheck
 
@@ -41,20 +41,19 @@ def green() -> None:
         monkey.patch_all()
 
 
-def create():
-    """The app a worker serves: the dashboard, with the proxy's health check in front."""
-    return HealthCheck(create_app())
-
-
-def proxy_ips() -> str:
-    """The addresses whose ``X-Forwarded-*`` gunicorn trusts (``GUANDAN_PROXY_IPS``, comma-separated:
-    the proxy in front of the hall): one setting for ``serve`` and ``deploy/gunicorn.conf.py``."""
-    return os.environ.get("GUANDAN_PROXY_IPS") or "127.0.0.1"
+def create(config: dict | None = None):
+    """The app a worker serves: the dashboard (``GUANDAN_*`` settings updated with
+    ``config``), with the proxy's health check in front."""
+    return HealthCheck(create_app(config))
 
 
 class _Server(BaseApplication):
-    def __init__(self, options: dict):
+    """Gunicorn run from ``serve``: the workers get ``serve``'s options as ``config``, which
+    they inherit when forked, rather than through the process's environment."""
+
+    def __init__(self, options: dict, config: dict):
         self.options = options
+        self.app_config = config
         super().__init__()
 
     def load_config(self) -> None:
@@ -62,7 +61,7 @@ class _Server(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        return create()
+        return create(self.app_config)
 
 
 AGENT_POST = re.compile(r"/api/tables/[^/]+/(events|health)")
@@ -152,10 +151,11 @@ def worker_ready(worker) -> None:
     worker.log.info("worker %s ready", worker.pid)
 
 
-def run(bind: str, workers: int, connections: int) -> None:
+def run(bind: str, workers: int, connections: int, config: dict | None = None) -> None:
+    """Serve on gunicorn; each worker builds the app with ``config`` over the environment's settings."""
     patch_responses()
     _Server({"bind": bind, "workers": workers, "worker_connections": connections, "worker_class": "gevent",
              "timeout": 60, "graceful_timeout": 5, "accesslog": "-", "logger_class": HallLogger,
-             "forwarded_allow_ips": proxy_ips(),
+             "forwarded_allow_ips": read("PROXY_IPS"),
              "control_socket_disable": True,  # else one socket in the user's home, shared by every server run
-             "post_worker_init": worker_ready}).run()
+             "post_worker_init": worker_ready}, config or {}).run()
