@@ -98,8 +98,7 @@ def _agent(table_id: str) -> None:
 
 def _token_owner(token: str) -> str | None:
     """The table of a valid token, from every token's owner as read at most ``TOKEN_CACHE_S``
-    ago by this worker (one query for the hall, not one per table: 200 tables each looked up
-    every 5 s were 4% of a worker's core in a py-spy profile under bench/load.py). A token
+    ago by this worker: one query for the hall, not one per table and post (bench/NOTES.md). A token
     not among them (made since) is looked up alone; unknown tokens are never remembered."""
     cache = current_app.extensions.get("guandan_token_owners")
     now = time.monotonic()

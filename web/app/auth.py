@@ -39,16 +39,16 @@ log = logging.getLogger(__name__)
 
 class Sessions(SecureCookieSessionInterface):
     """Flask's signed-cookie sessions, the signer made once per key instead of on every
-    request (making one encodes a test value to learn its kind: with 400 agent posts a
-    second, 2% of a worker's core in a py-spy profile under bench/load.py). A table agent's
-    request (a bearer token under ``/api``, no session cookie) gets none: an agent never
-    logs in, and opening and saving an empty session for each post took 4% more."""
+    request (making one encodes a test value to learn its kind, for each of hundreds of
+    agent posts a second). A table agent's request (a bearer token under ``/api``, no
+    session cookie) gets none: an agent never logs in, so opening and saving an empty
+    session for each post is work for nothing. What each saves: bench/NOTES.md."""
 
     _made: tuple[tuple, URLSafeTimedSerializer | None] = ((), None)
 
     def open_session(self, app: Flask, request) -> SessionMixin | None:
         if request.path.startswith("/api/") and request.headers.get("Authorization", "")[:7].lower() == "bearer " \
-                and ("Cookie" not in request.headers  # not parsing an absent header: 1% of a core
+                and ("Cookie" not in request.headers  # no parsing an absent header, post after post
                      or self.get_cookie_name(app) not in request.cookies):
             return None  # Flask's null session: read as empty, never saved
         return super().open_session(app, request)

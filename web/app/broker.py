@@ -176,8 +176,8 @@ class RedisBroker:
 
     def publish(self, table_id: str) -> None:
         """Queue the notice for this process's publisher: it sends the tables queued while it
-        sent the last message in one message (one per request cost a Redis round trip per
-        post, a quarter of a post's time in a py-spy profile: PostgreSQL, 200 tables)."""
+        sent the last message in one message: one per request would cost a Redis round trip
+        per post (bench/NOTES.md)."""
         self._outgoing.put(table_id)
         with self._guard:
             if self._publisher is None or not self._publisher.is_alive():

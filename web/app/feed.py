@@ -1,9 +1,9 @@
 """One live feed per worker process: the table changes its open event streams send.
 
-Each open ``/api/stream`` used to hold a subscription of its own, wake on every change
-of any table, fetch that table's tile and write it alone: a hall of 200 tables at two
-events a second with 500 open pages made 200,000 wake-ups, lock waits and socket writes
-a second, and the worker had no time left for the agents. Here one thread per worker
+Were each open ``/api/stream`` to hold a subscription of its own, wake on every change of
+any table, fetch that table's tile and write it alone, a hall of 200 tables at two events
+a second with 500 open pages would make 200,000 wake-ups, lock waits and socket writes a
+second, and leave the worker no time for the agents. Instead one thread per worker
 holds the subscription, gathers the notices of a short window (``GATHER_S``), builds
 each moved table's tile once (``Tiles``) and hands the batch to every stream at once;
 a stream then writes one chunk per batch, whatever the number of tables in it. In a
@@ -39,13 +39,10 @@ one it waits at most this long for the next batch."""
 GATHER_PER_STREAM_S = 0.0002
 """The gap between batches grows with the open streams, up to ``GATHER_S``, so that writing
 to every stream stays a small part of the worker's one interpreter, while a few open pages
-get each change within milliseconds. Measured with bench/load.py (200 tables, 500 pages,
-the feed writing to held streams): 0.5 ms per stream (250 ms) gave push p50 290 ms, p99
-690 ms; 0.2 ms (100 ms): 107 and 265 ms, at the same share of a core (67-72%). The gap
-runs from when the last batch began to be built: its tiles and writes take their turns
-with the requests (``Turns``), and counted from their end, a batch's wait for those turns
-was added to the next one's gap (a first version: push p99 324 and 424 ms against 182
-and 192)."""
+get each change within milliseconds. The gap runs from when the last batch began to be
+built: its tiles and writes take their turns with the requests (``Turns``), and counted
+from their end, a batch's wait for those turns would be added to the next one's gap. The
+figures that chose the value: bench/NOTES.md."""
 KEEP_BATCHES = 80
 """Batches kept for streams that are writing meanwhile (8 to 20 s, by the number of streams)."""
 IDLE_S = 60.0
@@ -312,8 +309,7 @@ class Feed:
         # (id of the stream's view of the batch, id of seen, id of sent) -> (what its ``after``
         # makes of those maps, the maps, kept so that no id is reused meanwhile): streams in
         # step share their maps, so the merge, the check and the id are made once per batch,
-        # not once per stream (500 streams, 200 tables: they were half of the feed's writing
-        # in a py-spy profile under bench/load.py)
+        # not once per stream (bench/NOTES.md)
         steps: dict[tuple[int, int, int], tuple] = {}
         for sub in list(self._held):
             self._turns.take()

@@ -49,8 +49,7 @@ class Tile:
     def message(self) -> bytes:
         """``data`` as one server-sent ``table`` event (compact JSON, UTF-8), made once for
         every stream, and only if one needs the whole tile (its first, or one out of step):
-        the others write ``change`` (encoding every tile whole took 2% of a worker's core
-        in a py-spy profile under bench/load.py, 200 tables and 500 pages)."""
+        the others write ``change`` (bench/NOTES.md)."""
         return _event("table", self.data)
 
     @property
@@ -63,8 +62,8 @@ class Tile:
 
     def since(self, before: Tile) -> Tile:
         """This tile with its change from ``before``: a move usually touches a few fields
-        (the turn, a count, the clock), and 500 pages receiving every table's every whole
-        tile made 70 MB/s at 200 tables, for the server to write and the hall's network to carry."""
+        (the turn, a count, the clock), and every page receiving every table's every whole
+        tile is many times the bytes for the server to write and the hall's network to carry."""
         old, new = before.data, self.data
         change = {"table": new["table"], "seq": new["seq"]}
         change.update((key, value) for key, value in new.items() if key not in old or old[key] != value)
