@@ -1,6 +1,8 @@
 """What a spectator may see of a table (no login, or a viewer): played cards, counts,
 levels, results and confirmed rulings; never a flag nobody confirmed, a read's confidence,
-or cards that went back to a hand after a flagged play. Officials see all of it."""
+cards that went back to a hand after a flagged play, or a read's faces that the referee
+did not count as played (a misread corrected, an impossible read taken as another, a read
+in question). Officials see all of it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from referee.cards import card_name
 from referee.engine import Referee
 from referee.plays import legal_plays
 from tests.store.support import TEST_SECRET
-from web.app.public import READ_MARKS, public_table, state_extract
+from web.app.public import FACE_DOWN, READ_MARKS, public_table, state_extract
 from web.app.timeline import Timelines
 from web.store import open_store
 
@@ -126,6 +128,121 @@ def test_a_spectators_events_play_the_cards_its_history_shows(sqlite_url, tokens
         played = [(e["seat"], e["cards"]) for e in history if e["type"] == "play"]
         assert [(e["seat"], e["cards"]) for e in events if e["type"] == "play"] == played
         assert (("S", ["7D"]) in played) == (delay > 0)
+
+
+def referee_posts(app, path: str, **fields):
+    """A referee's form on the flags console (a correction, a read confirmed)."""
+    referee = client_as(app, "referee")
+    answer = referee.post(path, data={**fields, "csrf_token": csrf_of(referee, "/flags/")})
+    assert answer.status_code == 302, answer.get_data(as_text=True)
+
+
+def spectators_plays(app, role: str | None) -> tuple[list, list, str]:
+    """``role``'s plays as the history and the events API give them, and its table pages."""
+    client = client_as(app, role)
+    history = client.get("/api/tables/T1").get_json()["history"]
+    events = client.get("/api/tables/T1/events").get_json()["events"]
+    pages = "".join(client.get(path).get_data(as_text=True) for path in ("/tables/T1", "/tables/T1/live"))
+    return ([(e["seat"], e["cards"]) for e in history if e["type"] == "play"],
+            [(e["seq"], e["seat"], e["cards"]) for e in events if e["type"] == "play"], pages)
+
+
+def test_a_corrected_read_shows_spectators_the_cards_played_never_the_misread(app, session):
+    """E's 5S was read with confidence 0.55; a referee corrects it to 6S: a spectator sees
+    6S played (marked corrected), in the history, the events and the pages; an official
+    still reads the original beside the correction."""
+    referee_posts(app, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="6S")
+    for role in (None, "viewer"):
+        history, events, pages = spectators_plays(app, role)
+        assert history == [("S", ["3S"]), ("E", ["6S"]), ("W", ["9H"])]
+        assert [(seq, seat, cards) for seq, seat, cards in events] == [(3, "S", ["3S"]), (4, "E", ["6S"]),
+                                                                       (7, "W", ["9H"])]
+        assert 'data-card="5S"' not in pages and 'data-card="6S"' in pages
+        assert "corrected by referee" in pages  # the correction is a referee's ruling
+        raw = client_as(app, role).get("/api/tables/T1/events").get_data(as_text=True)
+        assert '"5S"' not in raw
+        corrected = [e for e in client_as(app, role).get("/api/tables/T1/events").get_json()["events"]
+                     if e["seq"] == 4]
+        assert corrected[0]["corrected_by"] == "referee"
+    official = client_as(app, "scorer").get("/api/tables/T1/events").get_json()["events"]
+    assert [e["cards"] for e in official if e["seq"] == 4] == [["5S"]]
+    assert [e["event"]["cards"] for e in official if e["type"] == "correction"] == [["6S"]]
+
+
+SUSPECT = {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["8S"], "source": "camera",
+           "confidence": 0.6, "alternatives": [{"cards": ["JS"], "p": 0.3}]}
+"""S's camera read 8S, which does not beat W's 9H: the deal goes on with the alternative JS."""
+
+
+def test_an_impossible_read_shows_spectators_the_reading_the_deal_went_on_with(app, session, post_events):
+    post_events([SUSPECT])
+    for role in (None, "viewer"):
+        history, events, pages = spectators_plays(app, role)
+        assert history[-1] == ("S", ["JS"]) and events[-1] == (8, "S", ["JS"])
+        assert 'data-card="8S"' not in pages and 'data-card="JS"' in pages
+    assert [e["cards"] for e in table_of(app, "scorer")["history"] if e["type"] == "play"][-1] == ["8S"]  # the read, for officials
+    referee_posts(app, "/flags/T1/confirm_read", of="p6")  # "read is right"
+    history, events, _ = spectators_plays(app, None)
+    assert history[-1] == ("S", ["8S"]) and events[-1] == (8, "S", ["8S"])
+
+
+def lone_leads(face: str, times: int, t: float = 2.0) -> list[dict]:
+    """S leads ``face`` ``times`` times, the others passing each (deal 1, hands unknown)."""
+    events = [{"type": "session_start", "t": 0.0, "id": "s", "teams": {"NS": "Nanjing", "EW": "Suzhou"}},
+              {"type": "deal_start", "t": 1.0, "id": "d1", "deal": 1, "first_leader": "S"}]
+    for k in range(times):
+        events.append({"type": "play", "t": t, "id": f"a{k}", "seat": "S", "cards": face.split()})
+        events += [{"type": "pass", "t": t + 1 + n, "id": f"x{k}{seat}", "seat": seat} for n, seat in enumerate("ENW")]
+        t += 4
+    return events
+
+
+def test_a_play_showing_a_face_a_third_time_is_counted_face_down_until_ruled_on(app, post_events):
+    """S leads 3S a third time (D3: two decks hold two): the referee counts the card but not
+    its face; a spectator sees a card laid face down, on the table and in the history, and
+    its face once a referee confirms the flag. The same play gone back (S plays again) is
+    not shown at all."""
+    post_events(lone_leads("3S", 3)[:-3])
+    for role in (None, "viewer"):
+        seen = table_of(app, role)
+        assert [e["cards"] for e in seen["history"] if e["type"] == "play"] == [["3S"], ["3S"], [FACE_DOWN]]
+        assert seen["state"]["deal"]["table"]["cards"] == [FACE_DOWN]
+        assert seen["state"]["deal"]["table"]["combination"] is None
+        assert [e["cards"] for e in client_as(app, role).get("/api/tables/T1/events").get_json()["events"]
+                if e["type"] == "play"] == [["3S"], ["3S"], [FACE_DOWN]]
+    assert table_of(app, "scorer")["state"]["deal"]["table"]["cards"] == ["3S"]
+    post_events([{"type": "play", "t": 12.0, "id": "e1", "seat": "E", "cards": ["5S"]}])  # the play stood
+    assert [e["cards"] for e in table_of(app, None)["history"] if e["type"] == "play"][-2:] == [[FACE_DOWN], ["5S"]]
+    referee_posts(app, "/flags/T1/confirm", rule="D3", seat="S", at="10.0", level="warning")
+    assert [e["cards"] for e in table_of(app, None)["history"] if e["type"] == "play"][-2:] == [["3S"], ["5S"]]
+
+
+def test_a_play_showing_a_face_a_third_time_that_went_back_is_not_shown(app, post_events):
+    post_events(lone_leads("3S", 3)[:-3] + [{"type": "play", "t": 12.0, "id": "a3", "seat": "S", "cards": ["4S"]}])
+    seen = table_of(app, None)
+    assert [e["cards"] for e in seen["history"] if e["type"] == "play"] == [["3S"], ["3S"], ["4S"]]
+    assert seen["state"]["deal"]["counts"]["S"] == 24  # three cards laid, the third 3S back in the hand
+
+
+def test_cards_laid_beyond_what_a_seat_holds_are_never_shown_played(app, post_events):
+    """S leads five straights (25 cards, 2 left), then lays three (P5: more than held): the
+    referee lays none of them; a spectator sees none, an official sees the flagged play."""
+    straights = ["3S 4S 5S 6S 7S", "3D 4D 5D 6D 7D", "8S 9S TS JS QS", "8D 9D TD JD QD", "3C 4C 5C 6C 7C"]
+    events = lone_leads("3S", 0)
+    for k, straight in enumerate(straights):
+        events += lone_leads(straight, 1, t=2.0 + 4 * k)[2:]
+        for e in events[-4:]:
+            e["id"] += str(k)
+    events.append({"type": "play", "t": 30.0, "id": "big", "seat": "S", "cards": ["KS", "KD", "KC"]})
+    post_events(events)
+    for role in (None, "viewer"):
+        seen = table_of(app, role)
+        assert seen["state"]["deal"]["counts"]["S"] == 2
+        assert [e["cards"][0] for e in seen["history"] if e["type"] == "play"] == ["3S", "3D", "8S", "8D", "3C"]
+        events_seen = client_as(app, role).get("/api/tables/T1/events").get_json()["events"]
+        assert "big" not in [e["id"] for e in events_seen]
+    (flagged,) = [e for e in table_of(app, "scorer")["history"] if e.get("cards") == ["KS", "KD", "KC"]]
+    assert flagged["flags"] == ["P5"]
 
 
 def opened(app, role: str | None):

@@ -12,7 +12,8 @@ A spectator (no login, or a viewer) gets less (``spectator_view``): what someone
 the broadcast delay may see at the table: the cards played and left on the table, counts,
 levels, results and confirmed rulings; never a flag nobody has confirmed yet, how sure a
 camera was of a read, or cards that went back to a hand after a flagged play (for a
-misread they were never in play).
+misread they were never in play). Each play shows what the referee counted as played
+(``counted_plays``): a read's faces only where nobody doubts them.
 """
 
 from __future__ import annotations
@@ -43,9 +44,12 @@ open, nothing to check (``spectator_view``, ``spectator_tile``)."""
 DOUBT_EVENTS = ("conflict", "confirm_read", "dismiss", "take_back")
 """Events a spectator's events leave out, as its play history does: sources that disagreed,
 a doubted read confirmed, a flag nobody confirmed dismissed, cards going back to a hand."""
-TAKEN_BACK = {"P4", "P5"}
-"""Flags on a play whose cards go back to the hand (out of turn, illegal) once the table
-shows they did (``went_back``); until then the play stands."""
+TAKEN_BACK = {"P4", "P5", "D3"}
+"""Flags on a play whose cards go back to the hand (out of turn, illegal, a face more often
+than two decks hold) once the table shows they did (``went_back``); until then the play
+stands (``PlayRules._stand``)."""
+FACE_DOWN = "?"
+"""A card a spectator sees laid without its face: the read of it is in question (``counted_plays``)."""
 DOUBT_REVIEWS = ("suspect_read", "low_confidence", "recognition_conflict")
 """Reviews about what was read: open until a referee confirms the read (``confirm_read``)
 or corrects it; the read stands in the record either way, so they never lapse."""
@@ -284,57 +288,136 @@ def went_back(steps: list[Step], i: int) -> bool:
     return False
 
 
-def spectator_view(table: dict, closed: dict) -> dict:
+def counted_plays(steps: list[Step], closed: dict) -> dict[int, list[str] | None]:
+    """Seq -> what the referee counted as played, of each play among ``steps`` (those a
+    viewer is shown, from a deal's start or the session's), as a spectator may see it.
+
+    None where it counted nothing: the cards went back to the hand (``went_back``), or the
+    seat laid more cards than it held (P5 ``more_than_held``: nothing is laid). Where the
+    deal went on with another reading of an impossible read (a ``suspect_read`` taken as
+    another), that reading. A read in question that the deal took as read (no reading
+    nearby was possible; two reads of which one is wrong; a face more often than two decks
+    hold, D3) counts its cards, face down (``FACE_DOWN``). A referee's confirmation of the
+    read (or of the D3 flag) shows its faces; a correction replaces the read altogether."""
+    out: dict[int, list[str] | None] = {}
+    for i, step in enumerate(steps):
+        event = step.event
+        if event["type"] != "play":
+            continue
+        seat, cards = event.get("seat"), _card_names(event.get("cards"))
+        confirmed = (closed.get((None, seat, event["t"])) or {}).get("how") == "read_confirmed"
+        flags = [r for r in step.records if r.get("type") == "flag" and r.get("seat") in (None, seat)]
+        suspect = next((r for r in step.records if r.get("type") == "review" and r.get("reason") == "suspect_read"
+                        and r.get("seat") == seat), None)
+        doubt = (suspect or {}).get("detail") or {}
+        if any(f.get("rule") == "P5" and (f.get("detail") or {}).get("what") == "more_than_held" for f in flags):
+            out[step.seq] = None
+        elif (any(f.get("rule") in TAKEN_BACK for f in flags)  # a play that stood as laid (``_stand``)
+              or (doubt.get("what") == "impossible_read" and not doubt.get("taken"))) and went_back(steps, i):
+            out[step.seq] = None
+        elif suspect and not confirmed:
+            out[step.seq] = _card_names(doubt["taken"]) if doubt.get("taken") else [FACE_DOWN] * len(cards)
+            if doubt.get("what") == "two_reads":  # the table's read it failed to beat is in question too
+                _face_down_before(steps, i, doubt.get("from"), closed, out)
+        elif any(f.get("rule") == "D3" and (closed.get(flag_key(f)) or {}).get("how") != "confirmed"
+                 for f in flags):
+            out[step.seq] = [FACE_DOWN] * len(cards)
+        else:
+            out[step.seq] = cards
+    return out
+
+
+def _face_down_before(steps: list[Step], i: int, seat: str | None, closed: dict, out: dict) -> None:
+    """Turn face down the latest play of ``seat`` before step ``i`` in its deal, unless a
+    referee confirmed that read."""
+    for step in reversed(steps[:i]):
+        event = step.event
+        if event["type"] == "deal_start":
+            return
+        if event["type"] == "play" and event.get("seat") == seat:
+            if out.get(step.seq) and (closed.get((None, seat, event["t"])) or {}).get("how") != "read_confirmed":
+                out[step.seq] = [FACE_DOWN] * len(out[step.seq])
+            return
+
+
+def spectator_view(table: dict, closed: dict, counted: dict[int, list[str] | None]) -> dict:
     """``table`` (a ``_public`` view) as a spectator may see it: no open flag
     counts or reviews, no marks of a read's confidence or source, a play's rule shown only
-    once a referee confirmed the flag, and neither the plays that went back to a hand nor
-    the reads the sources disagreed on."""
+    once a referee confirmed the flag, each play as the referee counted it (``counted``, by
+    seq: the plays that went back to a hand and the laid cards it counted none of left out),
+    and no reads the sources disagreed on. A corrected play shows its replacement only
+    (what was played), marked corrected: a referee's ruling."""
     history = []
     for entry in table["history"]:
-        if entry["type"] == "conflict" or entry["taken_back"]:
+        if entry["type"] == "conflict" or (entry["type"] == "play" and counted.get(entry["seq"]) is None):
             continue
         confirmed = [rule for rule in entry["flags"]
                      if (closed.get((rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
-        history.append({**entry, **dict.fromkeys(READ_MARKS), "flags": confirmed})
-    deal = table["state"].get("deal") or {}
-    return {**table, **OFFICIAL_COUNTS, "history": history,
+        shown = {**entry, **dict.fromkeys(READ_MARKS), "flags": confirmed}
+        if entry["type"] == "play":
+            shown["cards"] = counted[entry["seq"]]
+        history.append(shown)
+    state = table["state"]
+    deal = state.get("deal") or {}
+    top = deal.get("table")
+    last = next((h for h in reversed(history) if h["type"] == "play"), None)
+    if top and last and last["seat"] == top["seat"] and FACE_DOWN in last["cards"]:  # the cards on the table
+        state = {**state, "deal": {**deal, "table": {**top, "cards": last["cards"], "reading": "", "combination": None}}}
+    return {**table, **OFFICIAL_COUNTS, "state": state, "history": history,
             "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"]}
 
 
 def _spectator(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
-    return spectator_view(_public(timeline, table_id, upto, shown), timeline.closed)
+    table = _public(timeline, table_id, upto, shown)
+    steps = timeline.steps[:shown]
+    start = next((i for i in range(shown - 1, -1, -1) if steps[i].event["type"] == "deal_start"), shown)
+    return spectator_view(table, timeline.closed, counted_plays(steps[start:], timeline.closed))
 
 
 def public_events(timelines: Timelines, table_id: str, after: int = 0, delay: float = 0.0,
                   spectator: bool | None = None) -> list[dict] | None:
     """The accepted events of a table after ``after``, redacted, as far as the delay allows.
-    A spectator's (as in ``public_table``) hold what its play history shows: without how sure
-    a reader was of each read, the ``DOUBT_EVENTS``, and the plays that went back to a hand
-    (``went_back``, judged on the events the delay shows) with their corrections."""
+    A spectator's (as in ``public_table``) hold what its play history shows
+    (``_spectator_events``)."""
     timeline = timelines.get(table_id)
     if timeline is None:
         return None
-    events = [e for e in timeline.raw if e["seq"] > after]
-    if delay > 0 and timeline.raw:
-        cut = timeline.raw[-1]["t"] - delay
-        events = [e for e in events if e["t"] <= cut]
     if not (is_spectator() if spectator is None else spectator):
+        events = [e for e in timeline.raw if e["seq"] > after]
+        if delay > 0 and timeline.raw:
+            cut = timeline.raw[-1]["t"] - delay
+            events = [e for e in events if e["t"] <= cut]
         return [redact(e) for e in events]
-    seqs, ids = _view(timelines, table_id, delay, "returned", _returned)
-    return [redact(e, HIDDEN_FIELDS + SURENESS) for e in events
-            if e["type"] not in DOUBT_EVENTS and e["seq"] not in seqs
-            and not (e["type"] == "correction" and str(e.get("of")) in ids)]
+    shown, counted = _view(timelines, table_id, delay, "counted",
+                           lambda tl, _, upto, shown: (shown, counted_plays(tl.steps[:shown], tl.closed)))
+    return _spectator_events(timeline, shown, counted, after, delay)
 
 
-def _returned(timeline: Timeline, table_id: str, upto: int, shown: int) -> tuple[set[int], set[str]]:
-    """The seqs and ids of the flagged plays (``TAKEN_BACK``) among the first ``shown`` steps
-    that went back to the hand, found from the flags kept aside (``Timeline.noted``)."""
-    steps = timeline.steps[:shown]
-    flagged = sorted({i for i, record in timeline.noted
-                      if i < shown and record["type"] == "flag" and record.get("rule") in TAKEN_BACK
-                      and steps[i].event["type"] == "play" and record.get("seat") in (None, steps[i].event.get("seat"))})
-    back = [steps[i] for i in flagged if went_back(steps, i)]
-    return {s.seq for s in back}, {str(s.event["id"]) for s in back if s.event.get("id") is not None}
+def _spectator_events(timeline: Timeline, shown: int, counted: dict[int, list[str] | None], after: int,
+                      delay: float) -> list[dict]:
+    """A spectator's events after ``after``: the first ``shown`` steps as the referee judged
+    them, a corrected event as its replacement (at the original's seq, with its
+    ``corrected_by``), a play with the cards the referee counted (``counted``), none of how
+    sure a reader was, no ``DOUBT_EVENTS``, no play it counted nothing of nor a correction
+    of one; and the corrections (a referee's rulings: the replacement only) the delay shows.
+    Only the events after ``after`` are built: a client polls for the newest."""
+    events, uncounted = [], set()
+    for step in timeline.steps[:shown]:
+        event = step.event
+        if event["type"] == "play" and counted.get(step.seq) is None:
+            uncounted.add(str(event.get("id")))
+        elif step.seq > after and event["type"] not in DOUBT_EVENTS:
+            out = redact({**event, "seq": step.seq}, HIDDEN_FIELDS + SURENESS)
+            if event["type"] == "play":
+                out["cards"] = counted[step.seq]
+            if step.corrected:
+                out["corrected_by"] = step.corrected.get("by")
+            events.append(out)
+    cut = timeline.raw[-1]["t"] - delay if delay > 0 and timeline.raw else None
+    events += [redact(e, HIDDEN_FIELDS + SURENESS) for e in timeline.raw
+               if e["type"] == "correction" and e["seq"] > after and str(e.get("of")) not in uncounted
+               and (cut is None or e["t"] <= cut)]
+    return sorted(events, key=lambda e: e["seq"])
 
 
 def summary(table: dict) -> dict:
