@@ -16,7 +16,7 @@ from referee.cards import card_name
 from referee.engine import Referee
 from referee.plays import legal_plays
 from tests.store.support import TEST_SECRET
-from web.app.public import FACE_DOWN, READ_MARKS, public_table, state_extract
+from web.app.public import FACE_DOWN, READ_MARKS, public_events, public_table, state_extract
 from web.app.timeline import Timelines
 from web.store import open_store
 
@@ -285,9 +285,11 @@ def test_a_spectators_stream_is_behind_the_broadcast_delay(sqlite_url, tokens_fo
 
 def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
     """Deal 1 played by ``moves``: below 20, a seat not due lays its lowest card (P4: the
-    play stands or goes back, as the next to act shows); otherwise the seat due passes
-    (if it may) or makes the ``move``-th of its legal plays."""
-    referee, events = Referee(), []
+    play stands or goes back, as the next to act shows); from 100, the seat due lays a
+    single that the camera misreads as a face of the other side's suits (one it never held:
+    the deal goes on with a reading nearby, or the read stands in question); otherwise the
+    seat due passes (if it may) or makes the ``move``-th of its legal plays."""
+    referee, events, hands = Referee(), [], dealt_hands()
 
     def emit(**event) -> None:
         event = {"table": "T1", "t": float(len(events)), "id": f"e{len(events)}", **event}
@@ -295,7 +297,7 @@ def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
         events.append(event)
 
     emit(type="session_start", teams={"NS": "Nanjing", "EW": "Suzhou"})
-    emit(type="deal_start", deal=1, hands=dealt_hands(), first_leader="S")
+    emit(type="deal_start", deal=1, hands=hands, first_leader="S")
     for move in moves:
         deal = referee.state.deal
         if deal.phase != "play":
@@ -306,7 +308,13 @@ def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
             emit(type="play", seat=seat, cards=[card_name(min(deal.hands[seat]))])
             continue
         options = list(legal_plays(deal.hands[deal.turn], deal.level, deal.table))
-        if deal.table is not None and (move % 3 == 0 or not options):
+        singles = [o for o in options if len(o.cards) == 1]
+        if move >= 100 and singles:
+            true = card_name(singles[move % len(singles)].cards[0])
+            foreign = hands["N" if deal.turn in "SE" else "S"][move % 27]
+            emit(type="play", seat=deal.turn, cards=[foreign], source="camera", confidence=0.6,
+                 alternatives=[{"cards": [true], "p": 0.3}])
+        elif deal.table is not None and (move % 3 == 0 or not options):
             emit(type="pass", seat=deal.turn)
         else:
             emit(type="play", seat=deal.turn, cards=[card_name(c) for c in options[move % len(options)].cards])
@@ -314,19 +322,26 @@ def deal_with_plays_out_of_turn(moves: list[int]) -> list[dict]:
 
 
 @settings(max_examples=15, deadline=None)
-@given(moves=st.lists(st.integers(0, 99), min_size=3, max_size=40))
+@given(moves=st.lists(st.integers(0, 119), min_size=3, max_size=40))
 @example(moves=[51, 91, 54, 11, 8, 16, 26, 19])  # S out of turn, then W (due) illegally: S's back, W's stands
+@example(moves=[100, 105, 21, 40])  # S's lead misread, E's too
 def test_the_cards_a_spectator_sees_played_are_the_cards_gone_from_each_hand(moves):
-    """Whatever went back to a hand is not shown as played: each seat's plays in the
-    spectator's history hold exactly the cards its count says it has laid."""
+    """Whatever went back to a hand is not shown as played, nor a face a seat never held:
+    each seat's plays in the spectator's history and events hold exactly as many cards as
+    its count says it has laid, each face down or one it was dealt."""
     events = deal_with_plays_out_of_turn(moves)
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/s.sqlite3", secret=TEST_SECRET) as store:
         store.append_many(events)
-        table = public_table(Timelines(store, state_extract), "T1", spectator=True)
+        timelines = Timelines(store, state_extract)
+        table = public_table(timelines, "T1", spectator=True)
+        played = [(e["seat"], e["cards"]) for e in public_events(timelines, "T1", spectator=True) if e["type"] == "play"]
+    assert played == [(e["seat"], e["cards"]) for e in table["history"] if e["type"] == "play"]
+    for seat, cards in played:
+        assert set(cards) <= set(dealt_hands()[seat]) | {FACE_DOWN}, (seat, cards)
     deal = table["state"]["deal"]
     if deal["phase"] == "play":
         for seat in "NESW":
-            laid = sum(len(e["cards"]) for e in table["history"] if e["type"] == "play" and e["seat"] == seat)
+            laid = sum(len(cards) for who, cards in played if who == seat)
             assert laid == 27 - deal["counts"][seat], seat
     assert table["open_flags"] == {} and all(e["taken_back"] is None for e in table["history"])
