@@ -87,7 +87,7 @@ def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType 
     if over:
         seen = ", ".join(f"{card_name(c)} seen {deal.played_faces.get(c, 0)} times" for c in sorted(over))
         return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)")
-    if len(cards) > deal.counts[seat]:
+    if len(cards) > deal.counts[seat] and seat not in deal.doubted:  # a count in question follows the table
         return Judged(candidate, None, f"{seat} holds only {deal.counts[seat]} cards")
     if deal.hands is not None:
         hand = Counter(deal.hands[seat])
