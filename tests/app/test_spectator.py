@@ -210,6 +210,8 @@ def test_a_play_showing_a_face_a_third_time_is_counted_face_down_until_ruled_on(
         assert seen["state"]["deal"]["table"]["combination"] is None
         assert [e["cards"] for e in client_as(app, role).get("/api/tables/T1/events").get_json()["events"]
                 if e["type"] == "play"] == [["3S"], ["3S"], [FACE_DOWN]]
+        page = client_as(app, role).get("/tables/T1").get_data(as_text=True)
+        assert page.count(f'data-card="{FACE_DOWN}"') == 3 and page.count('data-card="3S"') == 2  # felt, trick, history
     assert table_of(app, "scorer")["state"]["deal"]["table"]["cards"] == ["3S"]
     post_events([{"type": "play", "t": 12.0, "id": "e1", "seat": "E", "cards": ["5S"]}])  # the play stood
     assert [e["cards"] for e in table_of(app, None)["history"] if e["type"] == "play"][-2:] == [[FACE_DOWN], ["5S"]]
