@@ -167,6 +167,10 @@ def test_a_corrected_read_shows_spectators_the_cards_played_never_the_misread(ap
     official = client_as(app, "scorer").get("/api/tables/T1/events").get_json()["events"]
     assert [e["cards"] for e in official if e["seq"] == 4] == [["5S"]]
     assert [e["event"]["cards"] for e in official if e["type"] == "correction"] == [["6S"]]
+    results = {role: client_as(app, role).get("/results").get_data(as_text=True) for role in (None, "viewer", "scorer")}
+    assert 'data-card="5S"' not in results[None] and 'data-card="5S"' not in results["viewer"]
+    assert 'data-card="6S"' in results[None]  # the ruling: what was played
+    assert 'data-card="5S"' in results["scorer"]  # the corrections audit keeps the read for officials
 
 
 SUSPECT = {"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["8S"], "source": "camera",

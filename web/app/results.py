@@ -26,7 +26,7 @@ from .tablesview import table_ids
 from .auth import requires
 from .drawing import levels_chart
 from .i18n import t
-from .public import redact
+from .public import is_spectator, redact
 
 bp = Blueprint("results", __name__)
 
@@ -68,9 +68,16 @@ def table_results(table_id: str) -> dict | None:
         session["signoff"] = (sign_off.status(store, table_id, session["number"]).as_dict()
                               if session["result"] else None)
         session["trail"] = sign_off.trail(store, table_id, session["number"]) if session["result"] else []
-    audit = [{**a, "original": redact(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
+    audit = [{**a, "original": _original(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
              if a["type"] == "correction" else a for a in store.audit(table_id)]
     return {"table": table_id, "teams": table["state"].get("teams"), "sessions": sessions, "audit": audit}
+
+
+def _original(event: dict) -> dict:
+    """A corrected event as the page may show it: a spectator sees whose action was corrected,
+    not the cards a misread gave it, which were never in play (an official sees them)."""
+    shown = redact(event)
+    return {k: v for k, v in shown.items() if k != "cards"} if is_spectator() else shown
 
 
 @bp.get("/results")
