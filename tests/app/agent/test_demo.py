@@ -161,7 +161,7 @@ def test_a_correction_on_the_console_after_the_tables_are_done_puts_the_counts_a
         token = re.search(r'name="csrf_token" value="([^"]+)"', console).group(1)
         seat, cards = readers[0].target
         read = sorted(card_name(c) for c in cards[:-1])
-        (misread,) = [e for e in requests.get(f"{url}/api/tables/{table}/events", timeout=10).json()["events"]
+        (misread,) = [e for e in person.get(f"{url}/api/tables/{table}/events", timeout=10).json()["events"]
                       if e["type"] == "play" and e["seat"] == seat and sorted(e["cards"]) == read]
         form = {"of": misread["id"], "seat": seat, "kind": "play", "cards": " ".join(card_name(c) for c in cards),
                 "csrf_token": token}
