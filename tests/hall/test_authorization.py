@@ -43,6 +43,12 @@ ROUTES = [
     ("GET", "/results/T1.csv", "public"),
     ("POST", "/results/T1/1/sign", "scorer"),
     ("POST", "/results/T1/1/resolve", "referee"),
+    ("POST", "/tables/T1/sign-links", "scorer"),
+    ("GET", "/tables/T1/sign-slip", "scorer"),
+    ("GET", "/sign", "public"),
+    ("POST", "/sign", "link"),
+    ("GET", "/sign/T1/NS/TOKEN", "link"),
+    ("POST", "/sign/T1/NS/TOKEN", "link"),
     ("GET", "/events", "public"),
     ("GET", "/events/NOPE", "public"),
     ("GET", "/events/NOPE/standings.csv", "public"),
@@ -125,6 +131,8 @@ def test_each_role_on_each_route(hall, role, method, path, need):
     assert response.status_code != 500
     if need == "agent":  # a login is no table token: cookies give no power over the agent door
         assert response.status_code == 401
+    elif need == "link":  # a made-up sign-off link or code is refused whoever asks: a login opens none
+        assert response.status_code == 403
     elif RANK[role] < NEED[need]:
         assert response.status_code == 403, response.get_data(as_text=True)[:300]
     else:
