@@ -9,8 +9,8 @@ and the last id of the append-only sealed tables (sign-offs, tournament rulings)
 only ever moves forward: each write merges with the file (the higher seq of each table
 wins) under a file lock, so the workers and commands that share a store share one anchor.
 
-A store writes its anchor at most once a second while it appends (``EVERY_S``) and when
-it closes; ``verify`` checks the database against it and says which tables it could check.
+A store writes its anchor at most once a second while it appends (``EVERY_S``), once more
+a second after the last append of a burst, and when it closes; ``verify`` checks the database against it and says which tables it could check.
 A database behind its anchor (a head older than the anchored one, an anchored table or
 sign-off gone, another history at an anchored seq) is a finding.
 """
@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,7 @@ class Anchors:
         self._due = 0.0
         self._pending = False
         self._failed = False
+        self._timer: threading.Timer | None = None
 
     def retire(self) -> None:
         """Set aside the anchor of a store that was at this path before (a new store was
@@ -144,13 +146,21 @@ class Anchors:
         self._pending = True
 
     def note(self) -> None:
-        """The store wrote: anchor it now if the last anchor is ``EVERY_S`` old, else soon."""
+        """The store wrote: anchor it now if the last anchor is ``EVERY_S`` old, else once it
+        is (a timer: the last writes of a burst are anchored though nothing follows them)."""
         self._pending = True
         if self.clock() >= self._due:
             self.write()
+        elif self._timer is None and self.path is not None:
+            self._timer = threading.Timer(max(0.0, self._due - self.clock()), self.write)
+            self._timer.daemon = True
+            self._timer.start()
 
     def write(self) -> None:
         """Merge what the database holds into the anchor file (locked, replaced whole)."""
+        timer, self._timer = self._timer, None
+        if timer is not None and timer is not threading.current_thread():
+            timer.cancel()
         if not self._pending or self.path is None:
             return
         self._pending, self._due = False, self.clock() + EVERY_S
