@@ -139,7 +139,7 @@ class PlayRules(Phase):
                               "table": [card_name(c) for c in deal.table_cards]},
                 f"do not beat {cards_name(deal.table_cards)} as read from {deal.table_seat}: "
                 "one of the two reads is suspect",
-                {"what": "two_reads", "table": [card_name(c) for c in deal.table_cards], "from": deal.table_seat}))
+                {"what": "two_reads", "table": _names(deal.table_cards), "from": deal.table_seat}))
             return records + self._missing_report(deal, event.t) + \
                 self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
         taken = f"taken as {cards_name(best.candidate.cards)} ({best.candidate.label})" if best else \
@@ -156,7 +156,8 @@ class PlayRules(Phase):
     @staticmethod
     def _back_in(deal: DealState, seat: Seat, cards: int) -> None:
         """A seat that a read in question took out plays or passes again: it was not out. It
-        holds at least the cards it lays now (one, if it passes); it goes out again in its place if those are its last.
+        holds at least the cards it lays now (one, if it passes); it goes out again in its
+        place if those are its last.
         The turns since went round it (or passed the lead to its partner) only because it
         was out, so the table's order is followed: it was its turn."""
         deal.out.remove(seat)
