@@ -13,6 +13,7 @@ Pure functions over the deal's state; no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from .cards import COPIES, Card, card_name, cards_name
 from .combos import CombType, Reading, default_reading
 from .events import Play
 from .seats import Seat
-from .state import DealState
+from .state import CameraRead, DealState
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,47 @@ def candidates(play: Play) -> list[Candidate]:
     return out
 
 
+def _over(deal: DealState, cards: tuple[Card, ...]) -> list[Card]:
+    """The faces ``cards`` would show more often than two decks hold (a card laid by a read
+    already in question may be that read's mistake: it does not count twice)."""
+    return sorted(c for c, n in Counter(cards).items()
+                  if deal.played_faces.get(c, 0) - deal.doubted_faces.get(c, 0) + n > COPIES)
+
+
+@dataclass(frozen=True)
+class SeenAgain:
+    """A read that shows a face a third time in the deal where earlier camera reads laid
+    that face: one of the reads is wrong (the issue names them all), and without that face's
+    extra copy the read is possible."""
+
+    faces: tuple[Card, ...]
+    earlier: tuple[CameraRead, ...]
+    judged: Judged
+    """The read judged with one copy of each face taken as in question."""
+
+
+def seen_again(deal: DealState, seat: Seat, play: Play, table: Reading | None) -> SeenAgain | None:
+    """A card read twice too many is a misread of one of its reads: when every face the read
+    shows too often was laid by an unconfirmed camera read, and the read is possible once
+    those copies are in question, suspect the reads together (None otherwise)."""
+    faces = _over(deal, play.cards)
+    earlier = tuple(r for r in deal.camera_reads if set(faces) & set(r.cards))
+    if not faces or any(not any(f in r.cards for r in earlier) for f in faces):
+        return None
+    doubted = dict(deal.doubted_faces)
+    for face in faces:
+        doubted[face] = doubted.get(face, 0) + 1
+    judged = judge(dataclasses.replace(deal, doubted_faces=doubted), seat,
+                   Candidate("read", play.cards, play.confidence), play.declared, table)
+    return SeenAgain(tuple(faces), earlier, judged) if judged.possible else None
+
+
 def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType | None,
           table: Reading | None) -> Judged:
     """Whether ``seat`` could have laid ``candidate`` now (``table``: the combination to
     beat, ``None`` when leading or when the table's own read is unknown)."""
     cards = candidate.cards
-    # a card laid by a read already in question may be that read's mistake: it does not count twice
-    over = [c for c, n in Counter(cards).items()
-            if deal.played_faces.get(c, 0) - deal.doubted_faces.get(c, 0) + n > COPIES]
+    over = _over(deal, cards)
     if over:
         seen = ", ".join(f"{card_name(c)} seen {deal.played_faces.get(c, 0)} times" for c in sorted(over))
         return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)")

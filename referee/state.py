@@ -41,6 +41,18 @@ class Standing:
     due_before: Seat | None
 
 
+@dataclass(frozen=True)
+class CameraRead:
+    """A camera read laid in this deal that no referee has confirmed: a face it shows may be
+    its mistake, and a later read that shows the face a third time names it."""
+
+    seat: Seat
+    t: float
+    of: str | None
+    """The read event's id."""
+    cards: tuple[Card, ...]
+
+
 @dataclass
 class DealState:
     number: int
@@ -67,6 +79,7 @@ class DealState:
     read_by_camera: set[Seat] = field(default_factory=set)  # seats whose counts rest on doubtful camera reads
     doubted: set[Seat] = field(default_factory=set)  # seats a doubt item was raised about in this deal
     doubted_faces: dict[Card, int] = field(default_factory=dict)  # cards laid by reads in question
+    camera_reads: list[CameraRead] = field(default_factory=list)  # unconfirmed camera reads laid, in order
     table_doubt: str | None = None  # the table's cards as a doubtful read: "read" (nothing raised) or "raised"
     # reporting (R1-R2)
     report_due: Seat | None = None

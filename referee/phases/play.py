@@ -9,9 +9,9 @@ import dataclasses
 from .. import events as ev
 from ..cards import Card, card_name, cards_name, rank_name
 from ..combos import CombType, Reading, default_reading
-from ..doubt import Weighing, is_doubtful, weigh
+from ..doubt import SeenAgain, Weighing, is_doubtful, seen_again, weigh
 from ..seats import SEATS, Seat, partner
-from ..state import DealState, Standing
+from ..state import CameraRead, DealState, Standing
 from ..verdicts import ClaimWindow, Flag, Review, ReviewReason, Settled, Verdict
 from .base import Phase, Rejected, claim_deal, claim_round, flag, handles
 
@@ -46,6 +46,20 @@ def _suspect_read(deal: DealState, event: ev.Play, readings: dict[str, list[str]
                   cards=tuple(card_name(c) for c in event.cards), readings=readings, of=event.id,
                   message=f"{event.seat}'s cards read as {cards_name(event.cards)}: {why}: please confirm",
                   detail=detail)
+
+
+def _seen_again(deal: DealState, event: ev.Play, weighing: Weighing, again: SeenAgain) -> Review:
+    """One item naming every read that laid a face now read a third time: one of them is wrong."""
+    seen = {card_name(f): deal.played_faces.get(f, 0) + event.cards.count(f) for f in again.faces}
+    shown = ", ".join(f"{face} {n} times" for face, n in seen.items())
+    earlier = "; ".join(f"{r.seat}: {cards_name(r.cards)}" for r in again.earlier)
+    return Review(ReviewReason.SUSPECT_READ, event.t, seat=event.seat, deal=deal.number,
+                  cards=tuple(_names(event.cards)), readings=weighing.readings(), of=event.id,
+                  message=f"{event.seat}'s cards read as {cards_name(event.cards)} would show {shown} in this deal: "
+                          f"this read or an earlier one ({earlier}) is wrong; please confirm",
+                  detail={"what": "seen_again", "seen": seen,
+                          "earlier": [{"seat": r.seat, "at": r.t, "of": r.of, "cards": _names(r.cards)}
+                                      for r in again.earlier]})
 
 
 class PlayRules(Phase):
@@ -126,10 +140,15 @@ class PlayRules(Phase):
             if event.confidence is not None and event.confidence < self.ruleset.min_confidence:
                 records.append(self._weighed(deal, event, weighing))
                 doubt = "raised" if isinstance(records[-1], Review) else "read"
-            return records + self._lay(deal, seat, event.cards, read.reading, event.t, doubt)
+            return records + self._lay(deal, seat, event.cards, read.reading, event.t, doubt, event.id)
         if read.fails_to_beat and deal.table_doubt == "raised":  # the item about the table's read covers it
             return records + self._missing_report(deal, event.t) + \
-                self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
+                self._lay(deal, seat, event.cards, read.reading, event.t, "raised", event.id)
+        again = seen_again(deal, seat, event, deal.table)
+        if again is not None:
+            records.append(_seen_again(deal, event, weighing, again))
+            return records + self._missing_report(deal, event.t) + \
+                self._lay(deal, seat, event.cards, again.judged.reading, event.t, "raised", event.id)
         best = weighing.best()
         if best is None and read.fails_to_beat and deal.table_doubt == "read":
             deal.doubted.update((seat, deal.table_seat))
@@ -141,7 +160,7 @@ class PlayRules(Phase):
                 "one of the two reads is suspect",
                 {"what": "two_reads", "table": _names(deal.table_cards), "from": deal.table_seat}))
             return records + self._missing_report(deal, event.t) + \
-                self._lay(deal, seat, event.cards, read.reading, event.t, "raised")
+                self._lay(deal, seat, event.cards, read.reading, event.t, "raised", event.id)
         taken = f"taken as {cards_name(best.candidate.cards)} ({best.candidate.label})" if best else \
             "no reading nearby is possible: taken as read"
         deal.doubted.add(seat)
@@ -149,9 +168,9 @@ class PlayRules(Phase):
                                      {"what": "impossible_read",
                                       "taken": _names(best.candidate.cards) if best else None}))
         if best is None:
-            return records + self._stand(deal, seat, event.cards, event.t, event.declared, doubt="raised")
+            return records + self._stand(deal, seat, event.cards, event.t, event.declared, "raised", event.id)
         return records + self._missing_report(deal, event.t) + \
-            self._lay(deal, seat, best.candidate.cards, best.reading, event.t, "raised")
+            self._lay(deal, seat, best.candidate.cards, best.reading, event.t, "raised", event.id)
 
     @staticmethod
     def _back_in(deal: DealState, seat: Seat, cards: int) -> None:
@@ -232,15 +251,15 @@ class PlayRules(Phase):
                       event.t, claim_round(deal), {"what": "played_out_of_turn", "cards": _names(cards), "turn": deal.turn})
         if doubt:
             deal.doubted.add(event.seat)
-        return [flagged] + self._stand(deal, event.seat, cards, event.t, event.declared, doubt)
+        return [flagged] + self._stand(deal, event.seat, cards, event.t, event.declared, doubt, event.id)
 
     def _stand(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], t: float,
-               declared: CombType | None = None, doubt: str | None = None) -> list[Verdict]:
+               declared: CombType | None = None, doubt: str | None = None, of: str | None = None) -> list[Verdict]:
         """Lay a flagged play as the table shows it, keeping the deal without it in case the
         cards go back (:meth:`_follow_table`)."""
         before = copy.deepcopy(dataclasses.replace(deal, standing=None))
         due_before = deal.turn
-        records = self._lay(deal, seat, cards, default_reading(cards, deal.level, None, declared), t, doubt)
+        records = self._lay(deal, seat, cards, default_reading(cards, deal.level, None, declared), t, doubt, of)
         if deal.phase != "over":
             deal.standing = Standing(seat, before, due_before)
         return records
@@ -291,11 +310,11 @@ class PlayRules(Phase):
                 "reading": reading_detail(deal.table)}
 
     def _lay(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], reading: Reading | None,
-             t: float, doubt: str | None = None) -> list[Verdict]:
+             t: float, doubt: str | None = None, of: str | None = None) -> list[Verdict]:
         """Put ``cards`` on the table as ``reading`` (``None``: no combination as read, so
         the next play is not judged against it) and give the turn on. ``doubt``: the cards
-        are a camera read, one nothing was raised about (``"read"``) or one in question
-        (``"raised"``)."""
+        are a camera read (the event ``of``), one nothing was raised about (``"read"``) or
+        one in question (``"raised"``)."""
         records: list[Verdict] = []
         self._count_played(deal, cards)
         if deal.hands is not None:
@@ -305,6 +324,8 @@ class PlayRules(Phase):
         deal.counts[seat] = max(0, deal.counts[seat] - len(cards))
         deal.table, deal.table_cards, deal.table_seat, deal.passes = reading, cards, seat, 0
         deal.table_doubt = doubt
+        if doubt is not None:
+            deal.camera_reads.append(CameraRead(seat, t, of, cards))
         if doubt == "raised":
             deal.doubt(cards)
         left = deal.counts[seat]

@@ -138,6 +138,30 @@ def test_a_low_area_confidence_with_no_other_face_leaves_the_count_to_the_report
     assert [r.get("reason") for r in out] == ["low_confidence"]
 
 
+def test_a_card_read_a_third_time_names_the_earlier_reads_one_of_which_is_wrong():
+    s = Script()
+    _led(s, ["5C"])
+    s("play", seat="E", cards=["6C"], **CAMERA)
+    s("play", seat="N", cards=["7C"], id="n1", **CAMERA)
+    s("play", seat="W", cards=["8C"], id="w1", **CAMERA)
+    s("play", seat="S", cards=["9C"], **CAMERA)
+    for seat in "ENW":
+        s("pass", seat=seat)
+    s("play", seat="S", cards=["5C"], id="s2", **CAMERA)  # S laid 5S: a suit misread the game does not see
+    s("play", seat="E", cards=["6D"], **CAMERA)
+    for seat in "NWS":
+        s("pass", seat=seat)
+    out = s("play", seat="E", cards=["5C"], id="e2", **CAMERA)  # a third 5C: this read or an earlier one is wrong
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    item = out[0]
+    assert item["of"] == "e2" and item["detail"]["what"] == "seen_again"
+    assert [(r["seat"], r["of"], r["cards"]) for r in item["detail"]["earlier"]] == \
+        [("S", "lead", ["5C"]), ("S", "s2", ["5C"])]
+    assert "5C 3 times" in item["message"] and s.deal.counts["E"] == 24 and s.deal.table_seat == "E"
+    s("correction", of="s2", event={"type": "play", "seat": "S", "cards": ["5S"], "source": "manual"}, by="Ref Li")
+    assert not [r for r in s.referee.records() if r.get("reason") == "suspect_read"]
+
+
 def test_read_is_right_closes_the_review_without_a_correction():
     s = Script()
     _led(s, ["9S"])
