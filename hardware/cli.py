@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-PROTOCOL_NAMES = ("jsonl", "rdm6300", "id12la", "chafon", "chafon288")
+from hardware.protocols import PROTOCOLS, protocol_class
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     def reader_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--port", required=True, help="serial device or pyserial URL (e.g. /dev/ttyUSB0, loop://)")
-        p.add_argument("--protocol", required=True, choices=PROTOCOL_NAMES)
+        p.add_argument("--protocol", required=True, choices=PROTOCOLS)
         p.add_argument("--quiet", type=float, default=1.0,
                        help="seconds without a read before a tag counts as removed (default 1.0)")
 
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     listen.set_defaults(handler=_listen)
 
     sim = cmds.add_parser("simulate", help="a pseudo-terminal that plays a scripted deal as a reader")
-    sim.add_argument("--protocol", required=True, choices=PROTOCOL_NAMES)
+    sim.add_argument("--protocol", required=True, choices=PROTOCOLS)
     sim.add_argument("--registry", type=Path,
                      help="registry to take tags from; written with a demo deck if it does not exist")
     sim.add_argument("--link", type=Path, help="also make this symlink to the pty (a stable port name)")
@@ -62,7 +62,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _open_link(args: argparse.Namespace, clock):
     from hardware.link import ReaderLink, port_opener
-    from hardware.protocols import protocol_class
 
     cls = protocol_class(args.protocol)
     factory = lambda sink, stats: cls(sink, stats, clock=clock, name=args.port)  # noqa: E731
@@ -159,7 +158,6 @@ def _format(record: dict, as_json: bool) -> str:
 def _simulate(args: argparse.Namespace) -> int:
     from hardware.registry import TagRegistry
     from hardware.simulator import PtyPort, Simulator, demo_registry, timeline
-    from hardware.protocols import protocol_class
     from referee.seats import parse_seat
 
     if args.registry and args.registry.exists():

@@ -44,6 +44,8 @@ class ReaderProtocol(serial.threaded.Protocol):
 
     NAME: ClassVar[str]
     BAUDRATE: ClassVar[int]
+    TAG_BYTES: ClassVar[int]
+    """The size of the reader family's tag ids (MIFARE UIDs, EM4100 ids, Gen2 EPCs)."""
     MULTI_ANTENNA: ClassVar[bool] = False
 
     def __init__(
@@ -95,6 +97,7 @@ class JsonLinesProtocol(ReaderProtocol):
 
     NAME = "jsonl"
     BAUDRATE = 115200
+    TAG_BYTES = 4
     MULTI_ANTENNA = True
     MAX_LINE = 256
 
@@ -161,6 +164,7 @@ class Rdm6300Protocol(ReaderProtocol):
 
     NAME = "rdm6300"
     BAUDRATE = 9600
+    TAG_BYTES = 5
     TRAILER: ClassVar[bytes] = b""
 
     def __init__(self, *args, **kwargs) -> None:
@@ -221,6 +225,7 @@ class ChafonProtocol(ReaderProtocol):
 
     NAME = "chafon"
     BAUDRATE = 57600
+    TAG_BYTES = 12
     POLL_INTERVAL = 0.1
     ANSWER_TIMEOUT = 1.0
     MIN_LEN = 5
@@ -386,7 +391,7 @@ PROTOCOLS: dict[str, type[ReaderProtocol]] = {
     cls.NAME: cls
     for cls in (JsonLinesProtocol, Rdm6300Protocol, Id12laProtocol, ChafonProtocol, Chafon288Protocol)
 }
-"""Protocol names are a contract (``--protocol``): jsonl, rdm6300, id12la, chafon, chafon288."""
+"""The one list of reader protocols, by name: the names are a contract (``--protocol``)."""
 
 
 def protocol_class(name: str) -> type[ReaderProtocol]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hardware.antennas import DEFAULT_ANTENNAS
 from hardware.serial_frames import INVENTORY, crc16_mcrf4xx, em4100_frame, inventory_answer, jsonl_line
-from hardware.protocols import PROTOCOLS
+from hardware.protocols import ChafonProtocol, JsonLinesProtocol, protocol_class
 from hardware.registry import TagRegistry, enrolment_order
 from referee.cards import parse_card
 from referee.seats import Seat
@@ -40,9 +40,6 @@ SCRIPT: tuple[tuple[Seat, str], ...] = (
 )
 """Plays of a short stretch of a deal, in play order (passes leave no trace on RFID)."""
 
-TAG_BYTES = {"jsonl": 4, "rdm6300": 5, "id12la": 5, "chafon": 12, "chafon288": 12}
-"""Tag id sizes of each reader family: MIFARE UIDs, EM4100 ids, Gen2 EPCs."""
-
 _IDLE_SPEED = termios.B50
 """The simulator leaves the pty at 50 baud; a listener opening it sets its own speed,
 which is how the simulator knows someone is listening."""
@@ -54,7 +51,7 @@ def demo_registry(protocol: str, seed: int = 7, deck: str = "demo") -> TagRegist
     registry = TagRegistry(deck)
     for physical in enrolment_order():
         while True:
-            tag = rng.randbytes(TAG_BYTES[protocol]).hex()
+            tag = rng.randbytes(protocol_class(protocol).TAG_BYTES).hex()
             if tag.upper() not in registry:
                 break
         registry.add(tag, physical.face, physical.copy)
@@ -171,9 +168,7 @@ class Simulator:
     """Plays ``lays`` on ``port`` as a ``protocol`` reader would, in real time."""
 
     def __init__(self, protocol: str, port: PtyPort, lays: Sequence[Lay], interval: float = 0.1) -> None:
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"unknown reader protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})")
-        self.protocol = protocol
+        self.reader = protocol_class(protocol)
         self.port = port
         self.lays = list(lays)
         self.interval = interval
@@ -195,7 +190,7 @@ class Simulator:
             t = time.monotonic() - t0
             if t > self.duration + self.interval:
                 return
-            if self.protocol.startswith("chafon"):
+            if issubclass(self.reader, ChafonProtocol):
                 data = self.port.read(self.interval)
                 self.answer(data, time.monotonic() - t0)
             else:
@@ -203,10 +198,10 @@ class Simulator:
                 self.stopped.wait(self.interval)
 
     def frame(self, lay: Lay) -> bytes:
-        if self.protocol == "jsonl":
+        if self.reader is JsonLinesProtocol:
             self._seq += 1
             return jsonl_line("SIM", lay.antenna, lay.tag, self._seq)
-        return em4100_frame(lay.tag, b"\r\n" if self.protocol == "id12la" else b"")
+        return em4100_frame(lay.tag, self.reader.TRAILER)
 
     def answer(self, data: bytes, t: float) -> None:
         """Answer every complete inventory command in ``data`` (others are ignored)."""
@@ -220,7 +215,7 @@ class Simulator:
             del buf[: len(command)]
             if command[2] != INVENTORY:
                 continue
-            multi = self.protocol == "chafon288"
+            multi = self.reader.MULTI_ANTENNA
             antenna = command[10] - 0x80 if multi and len(command) == 14 else 0
             tags = [x.tag for x in self.in_field(t, antenna)]
             for frame in inventory_answer(tags, antenna=antenna if multi else None):

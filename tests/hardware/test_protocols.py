@@ -171,9 +171,17 @@ def test_connection_lost_drops_partial_frame_and_never_raises(sink):
 
 
 def test_protocol_names_are_the_contract():
-    from hardware.cli import PROTOCOL_NAMES
+    import argparse
 
-    assert tuple(PROTOCOLS) == PROTOCOL_NAMES == ("jsonl", "rdm6300", "id12la", "chafon", "chafon288")
+    from hardware import cli
+
+    assert tuple(PROTOCOLS) == ("jsonl", "rdm6300", "id12la", "chafon", "chafon288")
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    for command in (["listen", "--port", "loop://"], ["simulate"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["rfid", *command, "--protocol", "em"])
+        assert parser.parse_args(["rfid", *command, "--protocol", "chafon288"]).protocol == "chafon288"
     with pytest.raises(ValueError, match="unknown reader protocol 'em'"):
         protocol_class("em")
 
