@@ -15,21 +15,32 @@ FLAG = {"type": "flag", "rule": "P4", "seat": "E", "at": 9.0}
 def test_a_doubted_read_that_was_right_is_confirmed_one_that_was_wrong_corrected():
     right = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["5S"]}, READ, {}, False)
     wrong = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["6S"]}, READ, {}, True)
-    assert decide(REVIEW, right, False) == {"type": "confirm_read", "of": "p2"}
-    assert decide(dict(REVIEW, reason="suspect_read"), wrong, False) == {
+    assert decide(REVIEW, [right], False) == {"type": "confirm_read", "of": "p2"}
+    assert decide(dict(REVIEW, reason="suspect_read"), [wrong], False) == {
         "type": "correction", "of": "p2", "event": {"type": "play", "seat": "E", "source": "manual", "cards": ["6S"]}}
-    assert decide(dict(REVIEW, reason="unchecked"), wrong, False) is None  # not a question about a read
-    assert decide(REVIEW, None, False) is None  # no play of the truth to say
+    assert decide(dict(REVIEW, reason="unchecked"), [wrong], False) is None  # not a question about a read
+    assert decide(REVIEW, [None], False) is None  # no play of the truth to say
 
 
 def test_a_flag_at_a_misread_is_corrected_a_true_breach_stays_any_other_is_dismissed():
     right = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["5S"]}, READ, {}, False)
     wrong = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["6S"]}, READ, {}, True)
-    assert decide(FLAG, wrong, False)["type"] == "correction"
-    assert decide(FLAG, right, True) is None
-    assert decide(FLAG, right, False) == {"type": "dismiss", "rule": "P4", "seat": "E", "at": 9.0,
+    assert decide(FLAG, [wrong], False)["type"] == "correction"
+    assert decide(FLAG, [right], True) is None
+    assert decide(FLAG, [right], False) == {"type": "dismiss", "rule": "P4", "seat": "E", "at": 9.0,
                                           "reason": "not a breach: the table shows otherwise"}
-    assert decide(dict(FLAG, rule="K3"), None, False)["type"] == "dismiss"
+    assert decide(dict(FLAG, rule="K3"), [None], False)["type"] == "dismiss"
+
+
+def test_an_item_naming_an_earlier_read_corrects_whichever_named_read_was_wrong():
+    right = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["5S"]}, READ, {}, False)
+    earlier = {"type": "play", "seat": "S", "t": 4.0, "cards": ["5S"], "id": "p1"}
+    wrong_before = Pair("S", dict(earlier, cards=["5H"]), earlier, {}, True)
+    item = dict(REVIEW, reason="suspect_read", detail={"what": "seen_again", "earlier": [
+        {"seat": "S", "at": 4.0, "of": "p1", "cards": ["5S"]}]})
+    assert decide(item, [right, wrong_before], False) == {
+        "type": "correction", "of": "p1", "event": {"type": "play", "seat": "S", "source": "manual", "cards": ["5H"]}}
+    assert decide(item, [right, None], False) == {"type": "confirm_read", "of": "p2"}
 
 
 def truth_with(e_cards):

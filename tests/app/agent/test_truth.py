@@ -145,6 +145,20 @@ def test_flags_at_a_misread_after_it_and_unrelated_are_counted_apart_and_prompts
     assert f"at a misread: P5 {misread['seat']} at {misread['t']:g}" in s.details
 
 
+def test_a_misread_a_later_item_names_as_an_earlier_read_is_caught_later(plan):
+    plays = [e for e in plan.seen if e["type"] == "play"]
+    misread, later = plays[10], plays[14]
+    records = truth_records(plan.truth)
+    naming = {"type": "review", "reason": "suspect_read", "seat": later["seat"], "at": later["t"],
+              "detail": {"what": "seen_again", "earlier": [{"seat": misread["seat"], "at": misread["t"]}]}}
+    answers = sent_as_seen(plan, misread["t"], ["BJ"])
+    s = score(plan.truth, plan.breaches, answers, records + [naming], records)
+    assert (s.misreads, s.misreads_caught, s.misreads_caught_later) == (1, 1, 1)
+    unnamed = dict(naming, detail={"what": "impossible_read"})
+    s = score(plan.truth, plan.breaches, answers, records + [unnamed], records)
+    assert (s.misreads_caught, s.misreads_caught_later) == (0, 0)
+
+
 def test_a_corrected_misread_whose_items_are_gone_still_counts_caught_and_results_come_from_the_record(plan):
     misread = [e for e in plan.seen if e["type"] == "play"][10]
     answers = sent_as_seen(plan, misread["t"], ["BJ"])

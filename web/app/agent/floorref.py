@@ -7,6 +7,8 @@ cards) the referee answers it from the simulation's truth:
 * a doubt item (:data:`~.truth.DOUBT_REASONS`) about a read that was right: ``confirm_read``;
   about a read that was wrong: a ``correction`` with the true play;
 * a flag at a misread play: the same ``correction`` (the read, not the player, was wrong);
+* an item that names earlier reads as possibly the wrong one: the ``correction`` of whichever
+  of the named reads was wrong;
 * a flag of a breach the bots really committed stays; any other flag is dismissed.
 
 Its events go through the store like the console's, each dated at the table's latest stored
@@ -26,7 +28,7 @@ from typing import Any
 from web.store import EventRejected, SequenceConflict, Store
 
 from .sender import Answer
-from .truth import DOUBT_REASONS, Pair, align, match_flags, same_read
+from .truth import DOUBT_REASONS, Pair, align, match_flags, moments, same_read
 
 DELAY_S = 5.0
 """Table seconds between an item and the referee's answer."""
@@ -35,20 +37,26 @@ SEEN_LAG_S = 2.0
 this is not yet compared."""
 
 
-def decide(item: dict[str, Any], pair: Pair | None, true_breach: bool) -> dict[str, Any] | None:
+def _known(pair: Pair | None) -> bool:
+    return pair is not None and pair.sent is not None and pair.true is not None and bool(pair.sent.get("id"))
+
+
+def decide(item: dict[str, Any], pairs: list[Pair | None], true_breach: bool) -> dict[str, Any] | None:
     """The referee's answer to ``item`` (a flag or a review record) as an event without its
-    ``t``, ``by`` and ids, or None where it stays as it is. ``pair``: the play the item names
-    (its sent event at the item's seat and ``at``) with its truth; ``true_breach``: a flag
-    matches a breach the bots committed."""
+    ``t``, ``by`` and ids, or None where it stays as it is. ``pairs``: the plays the item
+    names (:func:`.truth.moments`: its own first, then earlier reads it suspects), each its
+    sent event with its truth; ``true_breach``: a flag matches a breach the bots committed."""
     kind = item["type"]
     if kind == "review" and item.get("reason") not in DOUBT_REASONS:
         return None
-    known = pair is not None and pair.sent is not None and pair.true is not None and bool(pair.sent.get("id"))
-    if known and pair.misread:
-        true = {"type": pair.true["type"], "seat": pair.seat, "source": "manual"}
-        if pair.true.get("cards"):
-            true["cards"] = list(pair.true["cards"])
-        return {"type": "correction", "of": pair.sent["id"], "event": true}
+    misread = next((p for p in pairs if _known(p) and p.misread), None)
+    if misread is not None:  # the read the table shows wrong, whichever of the named ones it is
+        true = {"type": misread.true["type"], "seat": misread.seat, "source": "manual"}
+        if misread.true.get("cards"):
+            true["cards"] = list(misread.true["cards"])
+        return {"type": "correction", "of": misread.sent["id"], "event": true}
+    pair = pairs[0] if pairs else None
+    known = _known(pair)
     if kind == "flag":
         return None if true_breach else {"type": "dismiss", "rule": item["rule"], "seat": item.get("seat"),
                                          "at": item["at"], "reason": "not a breach: the table shows otherwise"}
@@ -114,9 +122,10 @@ class FloorReferee:
         answered = 0
         for item in due:
             table.done.add(_key(item))
-            pair = by_sent.get((item.get("seat"), item["at"]))
-            breach = item["type"] == "flag" and not (pair is not None and pair.misread) and self._claim(table, item)
-            answer = decide(item, pair, breach)
+            pairs = [by_sent.get(moment) for moment in moments(item)]
+            breach = item["type"] == "flag" and not (pairs[0] is not None and pairs[0].misread) and \
+                self._claim(table, item)
+            answer = decide(item, pairs, breach)
             if answer is None or (answer["type"] == "correction" and answer["of"] in table.corrected):
                 continue
             if self._append(table, answer):

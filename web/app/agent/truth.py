@@ -155,9 +155,18 @@ def align(seen: list[dict[str, Any]], answered: list[Answer]) -> Alignment:
     return out
 
 
-def remarked(records: Iterable[dict[str, Any]]) -> Counter:
-    """(seat, at) -> how many flags and review items name that moment."""
-    return Counter((r.get("seat"), r.get("at")) for r in records if r["type"] in ("flag", "review"))
+def moments(record: dict[str, Any], earlier: bool = True) -> list[tuple[str | None, float | None]]:
+    """The plays (seat, at) an item is about: its own, and (``earlier``) the earlier reads it
+    names as possibly the wrong one (a face read a third time in a deal)."""
+    own = [(record.get("seat"), record.get("at"))]
+    named = ((record.get("detail") or {}).get("earlier") or ()) if earlier else ()
+    return own + [(r.get("seat"), r.get("at")) for r in named]
+
+
+def remarked(records: Iterable[dict[str, Any]], earlier: bool = True) -> Counter:
+    """(seat, at) -> how many flags and review items name that moment (``earlier``: also as
+    an earlier read they suspect)."""
+    return Counter(m for r in records if r["type"] in ("flag", "review") for m in moments(r, earlier))
 
 
 def is_caught(pair: Pair, remarks: Collection, corrected: Collection[str]) -> bool:
@@ -260,7 +269,10 @@ class FlagScore:
     plays: int = 0
     misreads: int = 0
     misreads_caught: int = 0
-    """Misreads with a flag or a prompt at that play (seat and t), or corrected."""
+    """Misreads with a flag or a prompt at that play (seat and t) or naming it, or corrected."""
+    misreads_caught_later: int = 0
+    """Of the caught, those no item at their own play asked about: an item at a later play
+    named them (the same face read a third time), or a referee corrected them from there."""
     misreads_corrected: int = 0
     misreads_rejected: int = 0
     """Misreads the server refused: kept out of the record, and nobody was asked."""
@@ -326,6 +338,7 @@ def score(
     flags = unique(raised, "flag")
     prompts = unique(raised, "review", DOUBT_REASONS)
     remarks = remarked(flags + prompts)
+    at_own_play = remarked(flags + prompts, earlier=False)
     misreads = alignment.misreads
     rejected = [p for p in misreads if (p.result or {}).get("status") == "rejected"]
     at_misread = {(p.seat, p.sent["t"]) for p in misreads if p.sent is not None}
@@ -345,6 +358,8 @@ def score(
         plays=sum(1 for e in seen if e["type"] == "play"),
         misreads=len(misreads),
         misreads_caught=sum(1 for p in misreads if is_caught(p, remarks, corrected) and p not in rejected),
+        misreads_caught_later=sum(1 for p in misreads if is_caught(p, remarks, corrected) and p not in rejected
+                                  and not is_caught(p, at_own_play, ())),
         misreads_corrected=sum(1 for p in misreads if p.sent is not None and p.sent.get("id") in corrected),
         misreads_rejected=len(rejected),
         breaches=len(breaches),
@@ -364,7 +379,9 @@ def score(
         + [f"{'at a misread' if f in on_misread else 'knock-on' if f in knock_on else 'false'}: {_named(f)}"
            for f in false]
         + [f"misread unnoticed: {p.seat} at {p.at:g} true {_key(p.true)[1] if p.true else '-'} read "
-           f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)],
+           f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)]
+        + [f"prompt: {r['reason']} {r.get('seat') or '-'} at {r['at']:g}"
+           f"{' (a misread)' if (r.get('seat'), r['at']) in at_misread else ''}" for r in prompts],
     )
 
 
