@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hardware.registry import DECK_SIZE, TagRegistry
+from hardware.registry import TagRegistry
+from referee.cards import DECK_SIZE
 from referee.seats import Seat
 
 

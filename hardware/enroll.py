@@ -13,7 +13,8 @@ from typing import TextIO
 from tqdm import tqdm
 
 from hardware.reads import TagRead
-from hardware.registry import DECK_SIZE, Physical, RegistryError, TagRegistry
+from hardware.registry import Physical, RegistryError, TagRegistry
+from referee.cards import DECK_SIZE
 
 
 def enroll(

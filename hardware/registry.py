@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.cards import DOUBLE_DECK, FACES, Card, CardError, card_name, parse_card
+from referee.cards import COPIES, FACES, Card, CardError, card_name, parse_card
 
-COPIES = (1, 2)
-DECK_SIZE = len(DOUBLE_DECK)
+COPY_NUMBERS = tuple(range(1, COPIES + 1))
+"""How the copies of a face are numbered (copy 1 of the first deck, copy 2 of the second)."""
 _TAG = re.compile(r"[0-9A-F]{8,64}")
 
 
@@ -47,7 +47,7 @@ def parse_tag(tag: str) -> str:
 
 def enrolment_order() -> Iterator[Physical]:
     """Copy 1 of every face, then copy 2: one physical deck after the other."""
-    for copy in COPIES:
+    for copy in COPY_NUMBERS:
         for face in FACES:
             yield Physical(face, copy)
 
@@ -75,11 +75,11 @@ class TagRegistry:
         return card_name(found.face) if found else None
 
     def tags_of(self, face: Card) -> list[str]:
-        return [self._by_card[p] for p in (Physical(face, c) for c in COPIES) if p in self._by_card]
+        return [self._by_card[p] for p in (Physical(face, c) for c in COPY_NUMBERS) if p in self._by_card]
 
     def next_copy(self, face: Card) -> Physical:
         """The first copy of ``face`` not yet enrolled; a third one is an error."""
-        free = [Physical(face, c) for c in COPIES if Physical(face, c) not in self._by_card]
+        free = [Physical(face, c) for c in COPY_NUMBERS if Physical(face, c) not in self._by_card]
         if not free:
             name = card_name(face)
             raise RegistryError(
@@ -94,7 +94,7 @@ class TagRegistry:
         if key in self._by_tag:
             raise RegistryError(f"tag {key} is already enrolled as {self._by_tag[key]}; present another card")
         physical = self.next_copy(face) if copy is None else Physical(face, copy)
-        if copy not in (None, *COPIES):
+        if copy not in (None, *COPY_NUMBERS):
             raise RegistryError(f"copy must be 1 or 2, got {copy!r}")
         if physical in self._by_card:
             raise RegistryError(f"{physical} is already enrolled as tag {self._by_card[physical]}")

@@ -32,6 +32,8 @@ COPIES = 2
 """How many of each face the two decks hold (C1)."""
 DOUBLE_DECK: tuple[Card, ...] = FACES * COPIES
 """The 108 cards of a Guandan deck (C1), as faces."""
+DECK_SIZE = len(DOUBLE_DECK)
+"""How many cards a Guandan deck holds: more different cards in one deal is another deck's."""
 
 
 def over_copies(cards) -> list[Card]:

@@ -3,10 +3,8 @@ played in a deal); RFID deck checks."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from .. import events as ev
-from ..cards import COPIES, Card, card_name
+from ..cards import COPIES, DECK_SIZE, Card, card_name, over_copies
 from ..seats import SEATS, Seat, Side
 from ..state import DealState
 from ..verdicts import ClaimWindow, Flag, Verdict
@@ -28,10 +26,10 @@ class DeckRules(Phase):
             if len(deal.hands[seat]) != 27:
                 out.append(_d3("foul", seat, f"{seat} holds {len(deal.hands[seat])} cards after drawing, not 27",
                                t, claim_deal(deal), detail={"what": "hand_size", "count": len(deal.hands[seat])}))
-        faces = Counter(c for hand in deal.hands.values() for c in hand)
-        extra = sorted(card_name(c) for c, n in faces.items() if n > 2)
-        total = sum(faces.values())
-        if extra or total != 108:
+        cards = [c for hand in deal.hands.values() for c in hand]
+        extra = sorted(card_name(c) for c in over_copies(cards))
+        total = len(cards)
+        if extra or total != DECK_SIZE:
             detail = f"{total} cards" + (f"; more than two of {', '.join(extra)}" if extra else "")
             out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal),
                            detail={"what": "deck_wrong", "total": total, "extra": extra}))
