@@ -18,7 +18,7 @@ from .machine import Machine
 from .phases.base import Rejected
 from .rulesets import Ruleset, load_ruleset
 from .state import SessionState
-from .verdicts import Confirmed, Dismissed, Flag, Rederived, Verdict, Withdrawn
+from .verdicts import Confirmed, Dismissed, Flag, FlagKey, Rederived, Verdict, Withdrawn
 
 __all__ = ["Referee", "Rejected", "replay"]
 
@@ -85,15 +85,14 @@ class Referee:
 
     def _dismiss(self, event: ev.Dismiss) -> Dismissed:
         """A referee dismisses a standing flag, named by ``(rule, seat, at)``."""
-        key = (event.rule, event.seat, event.at)
-        if key not in self._standing_flags():
+        if FlagKey(event.rule, event.seat, event.at) not in self._standing_flags():
             raise Rejected(f"dismiss: no standing flag {event.rule} of {event.seat or 'nobody'} at t={event.at:g}")
         return Dismissed(event.rule, event.seat, event.at, event.reason, event.by, event.t)
 
-    def _standing_flags(self) -> set[tuple]:
+    def _standing_flags(self) -> set[FlagKey]:
         """The keys of flags raised and neither withdrawn nor dismissed."""
         keys = {v.key for v in self._verdicts if isinstance(v, Flag)}
-        return keys - {(v.rule, v.seat, v.at) for v in self._verdicts if isinstance(v, (Withdrawn, Dismissed))}
+        return keys - {v.key for v in self._verdicts if isinstance(v, (Withdrawn, Dismissed))}
 
     def _correct(self, correction: ev.Correction) -> list[Verdict]:
         """A correction is a replay: the log with the replacement in place of the misread event.
@@ -178,7 +177,7 @@ class Referee:
                            f"(the {cause.kind}'s log's last time)")
         raised = {v.key for v in fresh._verdicts if isinstance(v, Flag)}
         self._machine, self._log, self._ids = fresh._machine, fresh._log, fresh._ids
-        self._verdicts = fresh._verdicts + [w for w in withdrawn if (w.rule, w.seat, w.at) not in raised] + [done]
+        self._verdicts = fresh._verdicts + [w for w in withdrawn if w.key not in raised] + [done]
         self._accept(cause)
         return withdrawn + news + [done]
 

@@ -21,16 +21,34 @@ typed values:
 * :class:`Rejection`: the record a caller writes for an event the referee refused (the
   engine itself raises :class:`referee.events.EventError`; it never returns errors).
 
-A flag is identified by ``(rule, seat, at)`` (:attr:`Flag.key`).
+A flag is identified by its :class:`FlagKey` ``(rule, seat, at)``, wherever it is named:
+the typed verdicts' ``key``, a record's ``FlagKey.of``, a ``dismiss`` event's fields.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from .seats import Seat, Side
+
+
+class FlagKey(NamedTuple):
+    """How a flag is named by ``withdrawn``, ``dismissed`` and ``dismiss``, and by every screen
+    that says how it was closed: its rule, its seat and the ``t`` of the event that revealed
+    it. A review of a read has no rule: it and the ``confirmed`` record that answers it share
+    ``(None, seat, at)``."""
+
+    rule: str | None
+    seat: Seat | None
+    at: float
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> FlagKey:
+        """The key of a verdict's JSON record (a flag, a review, or a record that closes one)."""
+        return cls(record.get("rule"), record.get("seat"), record.get("at"))
 
 
 @dataclass(frozen=True)
@@ -67,9 +85,8 @@ class Flag:
     English ``message`` stays for the command line and the records."""
 
     @property
-    def key(self) -> tuple[str, Seat | None, float]:
-        """How a flag is named by ``withdrawn`` and ``dismiss``: ``(rule, seat, at)``."""
-        return self.rule, self.seat, self.at
+    def key(self) -> FlagKey:
+        return FlagKey(self.rule, self.seat, self.at)
 
     def to_json(self) -> dict:
         out = {"type": "flag", "rule": self.rule, "severity": self.severity, "seat": self.seat, "side": self.side,
@@ -236,6 +253,11 @@ class Withdrawn:
     at: float
     reason: str
 
+    @property
+    def key(self) -> FlagKey:
+        """The flag withdrawn."""
+        return FlagKey(self.rule, self.seat, self.at)
+
     def to_json(self) -> dict:
         return {"type": "withdrawn", "rule": self.rule, "seat": self.seat, "at": self.at, "reason": self.reason}
 
@@ -251,6 +273,11 @@ class Dismissed:
     by: str
     t: float
     """When it was dismissed (``at`` names the flag)."""
+
+    @property
+    def key(self) -> FlagKey:
+        """The flag dismissed."""
+        return FlagKey(self.rule, self.seat, self.at)
 
     def to_json(self) -> dict:
         return {"type": "dismissed", "rule": self.rule, "seat": self.seat, "at": self.at, "reason": self.reason,

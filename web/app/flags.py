@@ -34,6 +34,7 @@ from wtforms.validators import DataRequired, Length
 from sqlalchemy import select
 from referee.cards import CardError, card_name, parse_cards
 from referee.events import PENALTY_LEVELS
+from referee.verdicts import FlagKey
 from web.store import Appended
 from web.store.models import TableEvent, TableHead
 from web.tournament.clock import zone
@@ -45,7 +46,7 @@ from .i18n import t
 from .public import DOUBT_REVIEWS, flag_status, redact, review_status
 from .rulebook import rule_text
 from .tables import step_evidence
-from .timeline import Step, Timeline, flag_key
+from .timeline import Step, Timeline
 
 bp = Blueprint("flags", __name__, url_prefix="/flags")
 
@@ -205,13 +206,13 @@ def items(table_id: str, timeline: Timeline) -> list[dict]:
         for record in step.records:
             if record.get("type") == "flag":
                 status = flag_status(record, timeline.closed, state)
-                found.append(_item(table_id, "flag", record, status, step, timeline.closed.get(flag_key(record))))
+                found.append(_item(table_id, "flag", record, status, step, timeline.closed.get(FlagKey.of(record))))
                 if status == "open":
                     found[-1]["window"] = claim_window(record, state, passes)
             elif record.get("type") == "review":  # something the referee engine will not guess: for a human
                 status = review_status(record, step, state, timeline.closed)
                 kind = "doubt" if record.get("reason") in DOUBT_REVIEWS else "other"
-                found.append(_item(table_id, kind, record, status, step, timeline.closed.get(flag_key(record))
+                found.append(_item(table_id, kind, record, status, step, timeline.closed.get(FlagKey.of(record))
                                    if status == "read_confirmed" else None))
     first: dict[str, dict] = {}  # a key names one item: a record derived again (a re-judged log) is the same
     for item in found:
@@ -333,11 +334,11 @@ def _flag(table_id: str, form: FlagForm) -> tuple[Timeline, dict]:
     """The flag the form names (404 if the table has none such)."""
     timeline = _timeline(table_id)
     try:
-        key = (form.rule.data, form.seat.data or None, float(form.at.data))
+        key = FlagKey(form.rule.data, form.seat.data or None, float(form.at.data))
     except ValueError:
         abort(400)
     for record in timeline.records():
-        if record.get("type") == "flag" and flag_key(record) == key:
+        if record.get("type") == "flag" and FlagKey.of(record) == key:
             return timeline, record
     abort(404)
 

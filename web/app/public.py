@@ -24,9 +24,10 @@ from referee.cards import CardError, card_name, parse_cards
 from referee.phases.clock import TASKS as CLOCK_TASKS
 from referee.scoring import level_name
 from referee.state import SessionState
+from referee.verdicts import FlagKey
 from referee.view import view_for
 
-from .timeline import ACTIONS, Step, Timeline, Timelines, flag_key
+from .timeline import ACTIONS, Step, Timeline, Timelines
 
 OFFICIAL_ROLE = "scorer"
 """The least role that sees flags, reviews and the reads' confidence (``spectator_view`` for the rest)."""
@@ -112,7 +113,7 @@ def action_entry(step: Step, min_confidence: float, closed: dict) -> dict:
     elif e["type"] == "conflict":
         entry["readings"] = {k: _card_names(v) for k, v in (e.get("readings") or {}).items()}
     conf = entry["confidence"]
-    confirmed = closed.get((None, entry["seat"], e["t"])) or {}
+    confirmed = closed.get(FlagKey(None, entry["seat"], e["t"])) or {}
     if confirmed.get("how") == "read_confirmed":
         entry["confirmed_by"] = confirmed.get("by")
     entry["low_confidence"] = isinstance(conf, (int, float)) and conf < min_confidence and not any(
@@ -128,7 +129,7 @@ def action_entry(step: Step, min_confidence: float, closed: dict) -> dict:
 
 def flag_status(record: dict, closed: dict, state: dict) -> str:
     """``open``, ``lapsed`` (its claim window passed, X5) or how it was closed."""
-    how = closed.get(flag_key(record))
+    how = closed.get(FlagKey.of(record))
     if how is not None:
         return how["how"]
     until = record.get("claim_until") or {}
@@ -150,7 +151,7 @@ def review_status(record: dict, step: Step, state: dict, closed: dict) -> str:
     if record.get("reason") in DOUBT_REVIEWS:
         if step.corrected:
             return "corrected"
-        how = closed.get(flag_key(record))
+        how = closed.get(FlagKey.of(record))
         return "open" if how is None else how["how"]
     current = (state.get("deal") or {}).get("number")
     return "open" if record.get("deal", current) == current and not state.get("over") else "lapsed"
@@ -305,7 +306,7 @@ def counted_plays(steps: list[Step], closed: dict) -> dict[int, list[str] | None
         if event["type"] != "play":
             continue
         seat, cards = event.get("seat"), _card_names(event.get("cards"))
-        confirmed = (closed.get((None, seat, event["t"])) or {}).get("how") == "read_confirmed"
+        confirmed = (closed.get(FlagKey(None, seat, event["t"])) or {}).get("how") == "read_confirmed"
         flags = [r for r in step.records if r.get("type") == "flag" and r.get("seat") in (None, seat)]
         suspect = next((r for r in step.records if r.get("type") == "review" and r.get("reason") == "suspect_read"
                         and r.get("seat") == seat), None)
@@ -319,7 +320,7 @@ def counted_plays(steps: list[Step], closed: dict) -> dict[int, list[str] | None
             out[step.seq] = _card_names(doubt["taken"]) if doubt.get("taken") else [FACE_DOWN] * len(cards)
             if doubt.get("what") == "two_reads":  # the table's read it failed to beat is in question too
                 _face_down_before(steps, i, doubt.get("from"), closed, out)
-        elif any(f.get("rule") == "D3" and (closed.get(flag_key(f)) or {}).get("how") != "confirmed"
+        elif any(f.get("rule") == "D3" and (closed.get(FlagKey.of(f)) or {}).get("how") != "confirmed"
                  for f in flags):
             out[step.seq] = [FACE_DOWN] * len(cards)
         else:
@@ -335,7 +336,7 @@ def _face_down_before(steps: list[Step], i: int, seat: str | None, closed: dict,
         if event["type"] == "deal_start":
             return
         if event["type"] == "play" and event.get("seat") == seat:
-            if out.get(step.seq) and (closed.get((None, seat, event["t"])) or {}).get("how") != "read_confirmed":
+            if out.get(step.seq) and (closed.get(FlagKey(None, seat, event["t"])) or {}).get("how") != "read_confirmed":
                 out[step.seq] = [FACE_DOWN] * len(out[step.seq])
             return
 
@@ -352,7 +353,7 @@ def spectator_view(table: dict, closed: dict, counted: dict[int, list[str] | Non
         if entry["type"] == "conflict" or (entry["type"] == "play" and counted.get(entry["seq"]) is None):
             continue
         confirmed = [rule for rule in entry["flags"]
-                     if (closed.get((rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
+                     if (closed.get(FlagKey(rule, entry["seat"], entry["t"])) or {}).get("how") == "confirmed"]
         shown = {**entry, **dict.fromkeys(READ_MARKS), "flags": confirmed}
         if entry["type"] == "play":
             shown["cards"] = counted[entry["seq"]]

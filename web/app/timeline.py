@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from referee.events import parse_event
+from referee.verdicts import FlagKey
 from web.store import Store
 from web.store.derive import RefereeDerivation
 from web.store.models import TableHead
@@ -27,7 +28,7 @@ from web.store.models import TableHead
 ACTIONS = ("play", "pass", "tribute", "return", "report", "conflict")
 """Event types that are a seat's action at the table (the play history lists them)."""
 CLOSING_RECORDS = {"dismissed": "dismissed", "withdrawn": "withdrawn", "confirmed": "read_confirmed"}
-"""Records that close an item named by ``flag_key``, and what the item then is: a flag
+"""Records that close an item named by its ``FlagKey``, and what the item then is: a flag
 ``(rule, seat, at)`` dismissed or withdrawn, or a review of a read ``(None, seat, at)``
 whose read a referee confirmed (a ``confirm_read``)."""
 REJUDGING = ("correction", "confirm_read")
@@ -44,12 +45,6 @@ READ_AHEAD_MOST = 100
 """A table further than this behind its cached timeline is read on its own, not in a batch's
 read-ahead (``Timelines.reading``): that reads the events between, which a table seen first
 (or long unread) may have thousands of."""
-
-
-def flag_key(record: dict) -> tuple:
-    """How a flag is named everywhere: ``(rule, seat, at)``; a review (no rule) and the
-    ``confirmed`` record that answers it share ``(None, seat, at)``."""
-    return (record.get("rule"), record.get("seat"), record.get("at"))
 
 
 @dataclass
@@ -77,7 +72,7 @@ class Timeline:
     raw: list[dict] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     corrections: list[dict] = field(default_factory=list)
-    closed: dict[tuple, dict] = field(default_factory=dict)
+    closed: dict[FlagKey, dict] = field(default_factory=dict)
     """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal, a
     read confirmed (then keyed ``(None, seat, at)``, as its review)."""
     noted: list[tuple[int, dict]] = field(default_factory=list)
@@ -240,11 +235,11 @@ class Timelines:
         evidence = event.get("evidence")
         flag = evidence.get("flag") if isinstance(evidence, dict) else None
         if event["type"] == "penalty" and isinstance(flag, dict):  # a confirmed flag (web.app.flags)
-            timeline.closed[flag_key(flag)] = {"how": "confirmed", "by": event.get("by"), "seq": event["seq"],
+            timeline.closed[FlagKey.of(flag)] = {"how": "confirmed", "by": event.get("by"), "seq": event["seq"],
                                                "level": event.get("level")}
         for r in records:
             if r.get("type") in CLOSING_RECORDS:
-                timeline.closed[flag_key(r)] = {"how": CLOSING_RECORDS[r["type"]],
+                timeline.closed[FlagKey.of(r)] = {"how": CLOSING_RECORDS[r["type"]],
                                                 "by": r.get("by") or event.get("by"),
                                                 "seq": event["seq"], "reason": r.get("reason")}
 
