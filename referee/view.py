@@ -1,21 +1,25 @@
-"""What a seat, or a spectator, may see of a table (DESIGN.md: hidden information never leaks).
+"""What a seat, or anyone watching, may see of a table (DESIGN.md: hidden information never leaks).
 
 Computed from the state by a separate observer (STYLE habit 7), so the dashboard and
-the player views cannot reach into hands by accident: a spectator sees played cards and
-counts; a seat additionally sees its own hand; nobody sees another seat's hand.
+the player views cannot reach into hands by accident: anyone sees the levels, the cards
+played and left on the table, counts, clocks, tribute and penalties; a seat additionally
+sees its own hand; nobody sees another seat's hand. This is the one public view of a
+table's state: the pages (``web.app.public``) build every view they show on it and take
+away what only officials may read (flags nobody confirmed, how sure a read was).
 """
 
 from __future__ import annotations
 
 from .cards import card_name, cards_name
+from .phases.clock import TASKS as CLOCK_TASKS
 from .phases.play import reading_detail
 from .scoring import level_name
-from .seats import SEATS, Seat
+from .seats import Seat
 from .state import SessionState
 
 
 def view_for(state: SessionState | None, seat: Seat | None = None) -> dict:
-    """The public view of a table, plus ``seat``'s own hand when a seat is given."""
+    """The public view of a table as plain data, plus ``seat``'s own hand when a seat is given."""
     if state is None:
         return {"session": None}
     view: dict = {
@@ -24,12 +28,14 @@ def view_for(state: SessionState | None, seat: Seat | None = None) -> dict:
         "deals_played": state.deals_played,
         "over": state.over,
         "deal": None,
+        "penalties": {side: dict(counts) for side, counts in state.penalties.items()},
     }
     deal = state.deal
     if deal is not None:
+        level = level_name(deal.level)
         view["deal"] = {
             "number": deal.number,
-            "level": level_name(deal.level),
+            "level": level,
             "phase": deal.phase,
             "turn": deal.turn,
             "counts": dict(deal.counts),
@@ -37,12 +43,16 @@ def view_for(state: SessionState | None, seat: Seat | None = None) -> dict:
             "table": {"seat": deal.table_seat, "cards": [card_name(c) for c in sorted(deal.table_cards)],
                       "reading": str(deal.table), "combination": reading_detail(deal.table)} if deal.table else None,
             "reported": sorted(deal.reported),
+            "round": deal.round,
+            "wildcard": f"{level}H",
+            "clocks": [] if deal.phase == "over" else [
+                {"seat": c.seat, "start": c.start, "limit": c.limit, "rule": c.rule, "what": c.what,
+                 "task": CLOCK_TASKS.get(c.what)}
+                for c in deal.clocks.values()],
+            "tribute": {"payers": list(deal.payers), "winner": deal.winner, "returned": sorted(deal.returned),
+                        "paid": [{"from": payer, "to": to, "card": card_name(card)}
+                                 for payer, (to, card) in sorted(deal.paid.items())]},
         }
         if seat is not None and deal.hands is not None:
             view["deal"]["hand"] = cards_name(deal.hands[seat]).split()
     return view
-
-
-def spectator_views(state: SessionState | None) -> dict[str, dict]:
-    """One view per seat and one for spectators (``"*"``), e.g. to push to each screen."""
-    return {"*": view_for(state), **{s: view_for(state, s) for s in SEATS}}

@@ -20,7 +20,6 @@ from web.app.public import (
     public_summary,
     public_table,
     review_status,
-    state_extract,
     summary,
 )
 from web.app.timeline import READ_AHEAD_MOST, Timelines
@@ -56,7 +55,7 @@ def test_views_count_what_a_walk_over_every_shown_step_counts(seed, share, delay
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         store.append_many(events)
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         table = public_table(timelines, "T1", delay)
         expected = walked(timelines.get("T1"), delay)
         assert {k: table[k] for k in expected} == expected
@@ -68,7 +67,7 @@ def test_the_kept_records_hold_flags_and_results_of_a_whole_session():
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         store.append_many(play_session(7, breaches=0.2, table="T1"))
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         kinds = Counter(r["type"] for _, r in timelines.get("T1").noted)
         assert kinds["flag"] > 0 and kinds["deal_end"] > 1 and kinds["session_result"] == 1
 
@@ -79,7 +78,7 @@ def test_a_feeds_reads_share_one_connection_while_reading():
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         store.append_many(play_session(3, table="T1")[:20] + play_session(4, table="T2")[:20])
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         checkouts = []
         event.listen(store.engine, "checkout", lambda *args: checkouts.append(args))
         with timelines.reading():
@@ -106,7 +105,7 @@ def test_a_batch_reads_its_tables_heads_and_new_events_in_two_queries():
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         store.append_many([e for events in sessions.values() for e in events[:30]])
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         for table in sessions:
             timelines.get(table)
         store.append_many([e for events in sessions.values() for e in events[30:33]])
@@ -114,7 +113,7 @@ def test_a_batch_reads_its_tables_heads_and_new_events_in_two_queries():
         with timelines.reading(set(sessions)):
             read = {table: public_summary(timelines, table) for table in sessions}
         assert len(ran) == 2
-        fresh = Timelines(store, state_extract)
+        fresh = Timelines(store)
         assert read == {table: public_summary(fresh, table) for table in sessions}
         assert {t["seq"] for t in read.values()} == {33}
 
@@ -124,13 +123,13 @@ def test_a_table_long_unread_or_named_late_is_read_on_its_own():
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         events = play_session(5, table="T1")
         store.append_many(events[:10] + play_session(6, table="T2")[:10])
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         timelines.get("T1")
         store.append_many(events[10:10 + READ_AHEAD_MOST + 1])
         with timelines.reading({"T1", "T2", "T3"}):  # T1 too far behind, T2 never read, T3 no table
             assert timelines.get("T1").head_seq == 11 + READ_AHEAD_MOST
             assert timelines.get("T2").head_seq == 10 and timelines.get("T3") is None
-        assert timelines.get("T1").steps[-1].state_view == Timelines(store, state_extract).get("T1").steps[-1].state_view
+        assert timelines.get("T1").steps[-1].state_view == Timelines(store).get("T1").steps[-1].state_view
 
 
 def test_a_timeline_read_past_the_read_ahead_meanwhile_is_kept():
@@ -140,7 +139,7 @@ def test_a_timeline_read_past_the_read_ahead_meanwhile_is_kept():
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
         events = play_session(8, table="T1")
         store.append_many(events[:20])
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         timelines.get("T1")
         with timelines.reading({"T1"}):
             store.append_many(events[20:22])

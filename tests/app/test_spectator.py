@@ -16,7 +16,7 @@ from referee.cards import card_name
 from referee.engine import Referee
 from referee.plays import legal_plays
 from tests.store.support import TEST_SECRET
-from web.app.public import FACE_DOWN, READ_MARKS, public_events, public_table, state_extract
+from web.app.public import FACE_DOWN, READ_MARKS, public_events, public_table
 from web.app.timeline import Timelines
 from web.store import open_store
 
@@ -339,7 +339,7 @@ def test_the_cards_a_spectator_sees_played_are_the_cards_gone_from_each_hand(mov
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/s.sqlite3", secret=TEST_SECRET) as store:
         store.append_many(events)
-        timelines = Timelines(store, state_extract)
+        timelines = Timelines(store)
         table = public_table(timelines, "T1", spectator=True)
         played = [(e["seat"], e["cards"]) for e in public_events(timelines, "T1", spectator=True) if e["type"] == "play"]
     assert played == [(e["seat"], e["cards"]) for e in table["history"] if e["type"] == "play"]

@@ -1,7 +1,6 @@
 """A table's timeline replays its events as the referee judged them in the end: a read a
 referee confirmed later is judged as read at every step after it (the appeal review)."""
 
-from web.app.public import state_extract
 from web.app.timeline import Timeline, Timelines, fold_corrections
 
 CAMERA = {"source": "camera", "confidence": 0.99}
@@ -23,7 +22,7 @@ def _raw() -> list[dict]:
 
 
 def _counts_of_e(raw: list[dict]) -> tuple[list[int], Timeline]:
-    timeline = Timelines(None, state_extract)._build("T1", {"ruleset": "competition", "generation": 1}, raw)
+    timeline = Timelines(None)._build("T1", {"ruleset": "competition", "generation": 1}, raw)
     return [step.state_view["deal"]["counts"]["E"]
             for step in timeline.steps if step.deal == 1 and step.event["type"] == "play"], timeline
 

@@ -37,7 +37,6 @@ def create_app(config: dict | None = None):
     from .config import from_env
     from .drawing import card_svg, cards_svg
     from .i18n import language, t
-    from .public import state_extract
     from .timeline import Timelines
 
     app = Flask(__name__)
@@ -61,7 +60,7 @@ def create_app(config: dict | None = None):
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["PROXIES"], x_proto=app.config["PROXIES"])
     app.extensions["guandan_broker"] = app.config.get("BROKER") or make_broker(
         app.config.get("REDIS_URL"), app.config.get("REDIS_NAMESPACE") or "guandan")
-    app.extensions["guandan_timelines"] = Timelines(store, state_extract)
+    app.extensions["guandan_timelines"] = Timelines(store)
     _live(app)
     csrf = CSRFProtect(app)
     app.session_interface = auth.Sessions()

@@ -1,9 +1,9 @@
 """What anyone may see of a table: the one door public pages and ``/api`` read tables through.
 
 ``public_table`` computes a table's public state from its timeline: the referee's
-spectator view (``referee.view.view_for``, which never holds a hand) plus the public
-parts of the deal the view leaves out (clocks, tribute, wildcard), the plays of the
-deal with their source and confidence, open flags counted by severity, and results. A
+public view of the state after each step (``referee.view.view_for``, which never holds a
+hand), the plays of the deal with their source and confidence, open flags counted by
+severity, and results. A
 broadcast delay shows the table as it stood that many seconds of table time before its
 latest event. ``public_events`` gives the events themselves with hands and evidence
 removed. Flag messages and evidence are for referees (``web.app.flags``), never here.
@@ -21,9 +21,6 @@ from __future__ import annotations
 from collections import Counter
 
 from referee.cards import CardError, card_name, parse_cards
-from referee.phases.clock import TASKS as CLOCK_TASKS
-from referee.scoring import level_name
-from referee.state import SessionState
 from referee.verdicts import FlagKey
 from referee.view import view_for
 
@@ -56,30 +53,6 @@ DOUBT_REVIEWS = ("suspect_read", "low_confidence", "recognition_conflict")
 or corrects it; the read stands in the record either way, so they never lapse."""
 SEVERITIES = ("loss", "foul", "violation", "warning")
 """Most severe first."""
-
-
-def state_extract(state: SessionState | None) -> dict:
-    """The public view of a table after one step, as plain data (built on ``view_for``)."""
-    view = view_for(state)
-    if state is None:
-        return view
-    view["penalties"] = {side: dict(counts) for side, counts in state.penalties.items()}
-    deal = state.deal
-    if deal is None:
-        return view
-    level = level_name(deal.level)
-    view["deal"].update(
-        round=deal.round,
-        wildcard=f"{level}H",
-        clocks=[] if deal.phase == "over" else [
-            {"seat": c.seat, "start": c.start, "limit": c.limit, "rule": c.rule, "what": c.what,
-             "task": CLOCK_TASKS.get(c.what)}
-            for c in deal.clocks.values()],
-        tribute={"payers": list(deal.payers), "winner": deal.winner, "returned": sorted(deal.returned),
-                 "paid": [{"from": payer, "to": to, "card": card_name(card)}
-                          for payer, (to, card) in sorted(deal.paid.items())]},
-    )
-    return view
 
 
 def redact(event: dict, hidden: tuple[str, ...] = HIDDEN_FIELDS) -> dict:

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from referee.events import parse_event
 from referee.verdicts import FlagKey
+from referee.view import view_for
 from web.store import Store
 from web.store.derive import RefereeDerivation
 from web.store.models import TableHead
@@ -58,7 +59,7 @@ class Step:
     """The deal and round the event happened in (before it could end them)."""
     records: list[dict]
     state_view: dict
-    """Plain data of the table after this step (``public.state_extract``); no hands."""
+    """Plain data of the table after this step (``referee.view.view_for``); no hands."""
     corrected: dict | None = None
     """For a corrected event: the correction's ``by``, ``seq`` and the original event."""
 
@@ -110,9 +111,8 @@ class ReadAhead:
 class Timelines:
     """Per-process cache of timelines, refreshed from the store's head on each read."""
 
-    def __init__(self, store: Store, extract):
+    def __init__(self, store: Store):
         self.store = store
-        self.extract = extract
         self._cache: dict[str, Timeline] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -227,7 +227,7 @@ class Timelines:
         records = [r for r in referee.feed(body) if r.get("type") != "error"]
         if where == (None, None) and referee.state is not None and referee.state.deal is not None:
             where = (referee.state.deal.number, referee.state.deal.round)  # a deal_start opens its deal
-        step = Step(event["seq"], body, where[0], where[1], records, self.extract(referee.state), corrected)
+        step = Step(event["seq"], body, where[0], where[1], records, view_for(referee.state), corrected)
         timeline.steps.append(step)
         timeline.noted += [(len(timeline.steps) - 1, r) for r in records if r.get("type") in NOTED_RECORDS]
         timeline.views.clear()
