@@ -282,7 +282,9 @@ class PlayRules(Phase):
         """The watcher saw a seat's cards leave its area with no new play: a standing play
         goes back to the hand. A play that was not flagged stays played (P6: laid cards
         are played); the referee's records are not changed by a player tidying the area,
-        nor by the cards of a deal's (or the session's) last play swept once it is over."""
+        nor by the cards of a deal's (or the session's) last play swept once it is over.
+        A deal over by the counts that waits on a read in question is over when its last
+        play is swept: had the count been wrong, the next seat would have acted."""
         session = self.session
         deal = None if session is None or session.over else session.deal
         if deal is None or deal.phase == "over":
@@ -290,7 +292,11 @@ class PlayRules(Phase):
         standing = deal.standing
         if standing is not None and standing.seat == event.seat:
             self.session.deal = standing.before
-        return self._clock_flags(event.t)
+            return self._clock_flags(event.t)
+        records = self._clock_flags(event.t)
+        if self._end_waits(deal):  # the last play swept with nobody acting: the deal is over
+            return records + self._end_as_the_table_shows(event.t)
+        return records
 
     @staticmethod
     def _illegal_message(deal: DealState, event: ev.Play) -> str:

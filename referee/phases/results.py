@@ -17,22 +17,33 @@ def _finishing_order(deal: DealState) -> tuple[Seat, ...]:
     return tuple(deal.out) + tuple(rest)
 
 
+def _over_by_count(deal: DealState) -> bool:
+    """P7: three seats, or both of a side, are out."""
+    out = deal.out
+    return len(out) >= 3 or any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
+
+
 class ResultRules(Phase):
     def _check_deal_end(self, t: float) -> list[Verdict]:
         """P7: the deal ends once three seats, or both of a side, are out. Not yet when a seat
         is out by a count that rests on a read in question and another deal would follow: a
         card read too many takes a seat out early, and the table then plays on, which brings
-        it back in (``_follow_table``); if the table deals again instead, the deal ends as
-        it showed (``_end_as_the_table_shows``), in the same order as now."""
+        it back in (``_follow_table``); if the table sweeps the last play away with nobody
+        acting, or deals again, the deal ends as it showed (``_end_as_the_table_shows``), in
+        the same order as now."""
         deal = self.session.deal
-        out = deal.out
-        both_out = any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
-        if len(out) < 3 and not both_out:
+        if not _over_by_count(deal):
             return []
         order = _finishing_order(deal)
-        if deal.doubted.intersection(out) and not self._ends_session(order, t):
+        if deal.doubted.intersection(deal.out) and not self._ends_session(order, t):
             return []
         return self._end_deal(order, t)
+
+    @staticmethod
+    def _end_waits(deal: DealState) -> bool:
+        """The deal is over by the counts, but one of them rests on a read in question, so it
+        waits for the table (:meth:`_check_deal_end`)."""
+        return _over_by_count(deal) and bool(deal.doubted.intersection(deal.out))
 
     def _ends_session(self, order: tuple[Seat, ...], t: float) -> bool:
         """Whether a deal ending in ``order`` at ``t`` would end the session (A passed, the

@@ -325,6 +325,14 @@ def test_a_deal_whose_end_rests_on_reads_in_question_waits_for_the_table():
     assert [(r["type"], r["deal"], r["order"][:2]) for r in out] == [("deal_end", 1, ["S", "N"])]
 
 
+def test_a_deal_whose_end_rests_on_reads_in_question_ends_when_its_last_play_is_swept():
+    s = Script()
+    _both_ns_out_by_reads_in_question(s)
+    out = s("take_back", seat="N")  # nobody acted; the last play's cards were swept: the deal is over
+    assert [(r["type"], r["deal"], r["order"][:2]) for r in out] == [("deal_end", 1, ["S", "N"])]
+    assert s("take_back", seat="S") == [] and [r["type"] for r in s("deal_start", deal=2)] == []
+
+
 def test_a_deal_whose_end_rests_on_reads_in_question_ends_at_once_when_it_ends_the_round():
     from referee.rulesets import load_ruleset
 
