@@ -12,6 +12,7 @@ error, so a typo in a tournament's rules file cannot silently fall back to a def
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import tomllib
 from dataclasses import dataclass
@@ -183,3 +184,32 @@ def load_ruleset(name: str, what: str = "ruleset") -> Ruleset:
     except (KeyError, TypeError):
         files = "; or a .toml file" if what == "ruleset" else ""
         raise RulesetError(f"unknown {what} {name!r} (known: {', '.join(NAMED)}{files})") from None
+
+
+def ruleset_spec(name: str, **settings) -> str:
+    """How a table names its ruleset (the store keeps it in the table's head): a named
+    ruleset, with settings changed.
+
+    Just the name when nothing differs from the named ruleset; otherwise canonical JSON
+    ``{"base": name, setting: value, ...}`` of the settings that differ, which
+    ``load_ruleset_spec`` turns back into the same ``Ruleset``.
+    """
+    base = load_ruleset(name)
+    changed = {k: v for k, v in settings.items() if getattr(base, k) != v}
+    if not changed:
+        return name
+    dataclasses.replace(base, **changed)  # range-checks the settings: RulesetError names the bad one
+    return json.dumps({"base": name, **changed}, sort_keys=True, separators=(",", ":"))
+
+
+def tournament_ruleset(name: str, deal_limit: int, round_minutes: int) -> str:
+    """The ruleset spec of a tournament's tables: its round's deal limit and time (W1)."""
+    return ruleset_spec(name, max_deals=deal_limit, session_minutes=round_minutes)
+
+
+def load_ruleset_spec(spec: str) -> Ruleset:
+    """The ``Ruleset`` a spec of ``ruleset_spec`` names (it keeps the base's name)."""
+    if not spec.startswith("{"):
+        return load_ruleset(spec)
+    data = json.loads(spec)
+    return ruleset_from_mapping(data, name=data.get("base", "competition"))

@@ -111,7 +111,7 @@ def test_every_named_ruleset_lies_within_the_ranges():
 
 
 def test_a_tournament_spec_out_of_range_is_refused():
-    from web.store.derive import tournament_ruleset
+    from referee.rulesets import tournament_ruleset
 
     with pytest.raises(RulesetError, match="max_deals must be 1..100"):
         tournament_ruleset("liumoer-2026", 0, 50)

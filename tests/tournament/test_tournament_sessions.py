@@ -10,12 +10,12 @@ import json
 import pytest
 
 from referee.engine import Referee
+from referee.rulesets import load_ruleset_spec, tournament_ruleset
 from referee.simulate import play_session
 from tests.app.conftest import bearer, make_app
 from tests.store.support import KINDS, temporary_url
 from web.app.accounts import create_token
 from web.store import EventRejected, get_store
-from web.store.derive import load_ruleset_spec, tournament_ruleset
 from web.store.authority import NotAuthorized
 from web.tournament import export, service, signoff
 

@@ -7,8 +7,6 @@ hashing, concurrency) can be exercised with any object that keeps the same contr
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from typing import Protocol
 
 DERIVED_TYPES = ("flag", "deal_end", "session_result", "review")
@@ -29,38 +27,6 @@ class Derivation(Protocol):
     def new(self, ruleset: str) -> Deriver: ...
 
     def restore(self, blob: bytes) -> Deriver: ...
-
-
-def ruleset_spec(name: str, **settings) -> str:
-    """How a table head names its ruleset: a named ruleset, with settings changed.
-
-    Just the name when nothing differs from the named ruleset; otherwise canonical JSON
-    ``{"base": name, setting: value, ...}`` of the settings that differ, which
-    ``load_ruleset_spec`` turns back into the same ``Ruleset``.
-    """
-    from referee.rulesets import load_ruleset
-
-    base = load_ruleset(name)
-    changed = {k: v for k, v in settings.items() if getattr(base, k) != v}
-    if not changed:
-        return name
-    dataclasses.replace(base, **changed)  # range-checks the settings: RulesetError names the bad one
-    return json.dumps({"base": name, **changed}, sort_keys=True, separators=(",", ":"))
-
-
-def tournament_ruleset(name: str, deal_limit: int, round_minutes: int) -> str:
-    """The ruleset spec of a tournament's tables: its round's deal limit and time (W1)."""
-    return ruleset_spec(name, max_deals=deal_limit, session_minutes=round_minutes)
-
-
-def load_ruleset_spec(spec: str):
-    """The ``Ruleset`` a spec of ``ruleset_spec`` names (it keeps the base's name)."""
-    from referee.rulesets import load_ruleset, ruleset_from_mapping
-
-    if not spec.startswith("{"):
-        return load_ruleset(spec)
-    data = json.loads(spec)
-    return ruleset_from_mapping(data, name=data.get("base", "competition"))
 
 
 class RefereeDeriver:
@@ -103,10 +69,12 @@ class RefereeDeriver:
 
 
 class RefereeDerivation:
-    """The real thing: ``referee.engine.Referee`` with a ruleset from ``ruleset_spec``."""
+    """The real thing: ``referee.engine.Referee`` with a ruleset from
+    ``referee.rulesets.ruleset_spec``."""
 
     def new(self, ruleset: str) -> Deriver:
         from referee.engine import Referee
+        from referee.rulesets import load_ruleset_spec
 
         return RefereeDeriver(Referee(load_ruleset_spec(ruleset)))
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
+from referee.rulesets import load_ruleset_spec, tournament_ruleset
 from web.store import Store
 from web.store.authority import NotAuthorized, check_penalty
 from web.store.db import WRITE
-from web.store.derive import load_ruleset_spec, tournament_ruleset
 from web.store.models import Match, Official, Pair, Round, TableHead, Tournament, TournamentRuling
 
 from . import sessions, signoff, swiss

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from web.store.derive import tournament_ruleset
+from referee.rulesets import tournament_ruleset
 from web.store.models import Match, Tournament
 
 from . import sessions
