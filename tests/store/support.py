@@ -4,7 +4,7 @@
 directory, or a PostgreSQL schema of its own that is dropped afterwards; ``TEST_SECRET``
 is the key of test stores (so that no test reads or makes a per-user key file).
 ``TallyDerivation`` is a small referee that keeps the engine's contract (feed, records,
-snapshot, restore; ``error`` rejects; a correction re-derives) with trivially predictable
+snapshot, restore; ``EventError`` refuses; a correction re-derives) with trivially predictable
 results, so that the store's mechanics are tested fast and independently of the rules.
 """
 
@@ -15,13 +15,14 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
+from referee.events import Event, EventError, parse_event
 from referee.seats import SEATS, side_of
-
 from web.store.db import data_url
 
 PG_URL_ENV = "GUANDAN_TEST_PG_URL"
@@ -62,38 +63,50 @@ def tally_levels(plays: dict[str, int]) -> dict[str, int]:
     return {side: min(n, 13) for side, n in plays.items()}
 
 
+@dataclass(frozen=True)
+class TallyRecord:
+    """A record of the tally referee: its JSON, as a verdict gives it (``to_json``)."""
+
+    body: dict
+
+    def to_json(self) -> dict:
+        return dict(self.body)
+
+
 class TallyReferee:
     """Stand-in referee: a session's result is the count of plays of each side.
 
-    Rejects (``error``) anything before ``session_start`` except ``tick``, a ``play`` or
-    ``pass`` after ``session_end``, and a correction of an unknown id; flags every
-    penalty; emits ``session_result`` at ``session_end`` (S1 score from the tallies).
+    Refuses (``EventError``) anything before ``session_start`` except ``tick``, a ``play``
+    or ``pass`` after ``session_end``, and a correction of an unknown id; flags every
+    penalty; emits ``session_result`` at ``session_end`` (S1 score from the tallies). It
+    keeps each event's JSON: its rule reads no more than that.
     """
 
     def __init__(self, events: list[dict] | None = None):
         self._events: list[dict] = []
         self._records: list[dict] = []
         for event in events or []:
-            self.feed(event)
+            self.feed(parse_event(event))
 
-    def feed(self, event: dict) -> list[dict]:
-        kind = event.get("type")
+    def feed(self, typed: Event) -> list[TallyRecord]:
+        event = typed.to_json()
+        kind = typed.kind
         started = any(e["type"] == "session_start" for e in self._events)
         if not started and kind not in ("session_start", "tick"):
-            return [{"type": "error", "message": f"{kind} before session_start"}]
+            raise EventError(f"{kind} before session_start")
         if kind in ("play", "pass") and any(e["type"] == "session_end" for e in self._events):
-            return [{"type": "error", "message": f"{kind} after session_end"}]
+            raise EventError(f"{kind} after session_end")
         if kind == "correction":
             ids = [e.get("id") for e in self._events]
             if event["of"] not in ids:
-                return [{"type": "error", "message": f"correction of unknown id {event['of']!r}"}]
+                raise EventError(f"correction of unknown id {event['of']!r}")
             self._events.append(event)
             self._records = self._derive(self._effective())
-            return [{"type": "rederived"}]
+            return [TallyRecord({"type": "rederived"})]
         self._events.append(event)
         new = self._derive_one(self._effective(), event)
         self._records.extend(new)
-        return new
+        return [TallyRecord(r) for r in new]
 
     def _effective(self) -> list[dict]:
         """The log with corrections applied (each replaces the event it names)."""

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import text
 
 from web.store import EventRejected, SequenceConflict
-from web.store.store import known_ids_query
+from web.store.queries import known_ids_query
 
 
 def test_events_are_numbered_per_table_and_read_back_in_order(store, table):

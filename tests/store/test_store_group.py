@@ -19,13 +19,13 @@ def test_concurrent_submitters_keep_every_table_strict(store):
     tables = [f"T{i}" for i in range(20)]
     errors: list[object] = []
     commits = []
-    original = store._commit
+    original = store._committer.commit
 
     def counting(groups, *args):
         commits.append(sum(map(len, groups.values())))
         return original(groups, *args)
 
-    store._commit = counting
+    store._committer.commit = counting
 
     def send(table: str) -> None:
         for event in [_start(table), *(_play(table, i) for i in range(15))]:

@@ -232,7 +232,7 @@ def test_an_unusable_snapshot_falls_back_to_replay(store, table, reopen, derivat
         at = conn.execute(select(Snapshot.event_hash).where(Snapshot.seq == 5)).scalar_one()
     mac = snapshot_mac(as_key(TEST_SECRET), "T1", 5, at, blob) if signed else "0" * 64
     _tamper(store, update(Snapshot).values(blob=blob, mac=mac))
-    with reopen(derivation=derivation) as reopened, caplog.at_level(logging.WARNING, logger="web.store.store"):
+    with reopen(derivation=derivation) as reopened, caplog.at_level(logging.WARNING, logger="web.store.referees"):
         assert reopened.referee("T1").records() == [
             {k: v for k, v in r.items() if k != "table"} for r in store.records("T1")]
         reopened.append({"type": "tick", "table": "T1", "t": 99})

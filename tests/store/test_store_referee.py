@@ -107,7 +107,7 @@ def test_a_planted_pickle_is_never_unpickled_and_the_table_replays(reopen, tmp_p
         link = conn.execute(select(TableEvent.hash).where(TableEvent.seq == 150)).scalar_one()
         conn.execute(update(Snapshot).where(Snapshot.seq == 150).values(
             blob=planted, mac=snapshot_mac(key, "T1", 150, link, planted)))
-    with reopen(snapshot_every=50) as s, caplog.at_level(logging.WARNING, logger="web.store.store"):
+    with reopen(snapshot_every=50) as s, caplog.at_level(logging.WARNING, logger="web.store.referees"):
         ref = s.referee("T1")
         assert ("is not plain JSON data" if key == TEST_SECRET.encode() else "fails its signature check") \
             in caplog.text

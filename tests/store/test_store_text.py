@@ -12,7 +12,7 @@ import pytest
 from tests.store.support import TallyDerivation
 from web.app.cli import main
 from web.store import EventRejected, Store
-from web.store.store import FIRST_T_MAX, TIME_LEAD_S, TIME_RATE
+from web.store.admission import FIRST_T_MAX, TIME_LEAD_S, TIME_RATE
 
 from .test_store_doors import loc  # noqa: F401  (the fixture: --data or --db)
 

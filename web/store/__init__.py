@@ -15,15 +15,9 @@ from pathlib import Path
 
 from .chain import canonical, content_id
 from .db import DB_FILE, data_url
+from .outcomes import Appended, EventRejected, NotAStore, SequenceConflict, StoreError
 from .signing import KEY_ENV, KEY_FILE_ENV, SecretKeyError, WrongKey, as_key, resolve_key, user_key_path
-from .store import (
-    Appended,
-    EventRejected,
-    NotAStore,
-    SequenceConflict,
-    Store,
-    StoreError,
-)
+from .store import Store
 from .verify import Finding, VerifyReport
 
 __all__ = [

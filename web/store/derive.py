@@ -1,20 +1,35 @@
 """How the store turns accepted events into derived records: through the referee engine.
 
-The store only needs four operations of a referee (``feed``, ``records``, ``snapshot``,
-``restore``); ``Derivation`` names them so that the store's own mechanics (sequencing,
-hashing, concurrency) can be exercised with any object that keeps the same contract.
+The store needs four operations of a referee, all typed: ``feed`` takes the event
+``referee.events.parse_event`` made and returns verdicts (anything with ``to_json``), or
+raises ``EventError`` with the reason when the event is refused; ``records`` gives every
+verdict so far as JSON; ``snapshot``/``restore`` save and reload one. ``Derivation`` names
+them so that the store's own mechanics (sequencing, hashing, concurrency) can be exercised
+with any object that keeps the same contract. ``referee.engine.Referee`` keeps it as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
+from referee.events import Event, EventError
+
+from .outcomes import EventRejected
+
 DERIVED_TYPES = ("flag", "deal_end", "session_result", "review")
-"""Record types stored beside the events; ``error`` rejects, ``rederived`` replaces."""
+"""Record types stored beside the events; ``rederived`` replaces the table's records."""
+REDERIVED = "rederived"
+
+
+class Verdict(Protocol):
+    def to_json(self) -> dict: ...
 
 
 class Deriver(Protocol):
-    def feed(self, event: dict) -> list[dict]: ...
+    def feed(self, event: Event) -> Sequence[Verdict]:
+        """The verdicts ``event`` derives; raises ``EventError`` (and changes nothing) when
+        the event is refused."""
 
     def records(self) -> list[dict]: ...
 
@@ -29,43 +44,12 @@ class Derivation(Protocol):
     def restore(self, blob: bytes) -> Deriver: ...
 
 
-class RefereeDeriver:
-    """``referee.engine.Referee`` seen through the store's dict contract.
-
-    The engine returns typed verdicts and raises on a rejected event; the store keeps the
-    verdicts' JSON records and looks for ``error`` records, so this maps one onto the other.
-    ``referee`` is the engine itself (``.referee.state`` is the table's ``SessionState``).
-    """
-
-    def __init__(self, referee) -> None:
-        self.referee = referee
-
-    @property
-    def state(self):
-        return self.referee.state
-
-    @property
-    def ruleset(self):
-        return self.referee.ruleset
-
-    @property
-    def log(self):
-        return self.referee.log
-
-    def feed(self, event: dict) -> list[dict]:
-        from referee.events import EventError
-        from referee.verdicts import Rejection
-
-        try:
-            return [verdict.to_json() for verdict in self.referee.feed(event)]
-        except EventError as exc:
-            return [Rejection(str(exc), event=event).to_json()]
-
-    def records(self) -> list[dict]:
-        return self.referee.records()
-
-    def snapshot(self) -> bytes:
-        return self.referee.snapshot()
+def judge(deriver: Deriver, table_id: str, event: Event) -> list[dict]:
+    """The JSON records ``deriver`` derives from ``event``; its refusal is ``EventRejected``."""
+    try:
+        return [verdict.to_json() for verdict in deriver.feed(event)]
+    except EventError as exc:
+        raise EventRejected(table_id, exc.reason) from None
 
 
 class RefereeDerivation:
@@ -76,9 +60,9 @@ class RefereeDerivation:
         from referee.engine import Referee
         from referee.rulesets import load_ruleset_spec
 
-        return RefereeDeriver(Referee(load_ruleset_spec(ruleset)))
+        return Referee(load_ruleset_spec(ruleset))
 
     def restore(self, blob: bytes) -> Deriver:
         from referee.engine import Referee
 
-        return RefereeDeriver(Referee.restore(blob))
+        return Referee.restore(blob)

@@ -15,7 +15,8 @@ from typing import BinaryIO
 
 from referee import jsontext
 
-from .store import Store, StoreError
+from .outcomes import StoreError
+from .store import Store
 
 MAX_LINE_BYTES = jsontext.DEFAULT_LIMITS.max_bytes
 MAX_EVENTS = 1_000_000
