@@ -83,7 +83,8 @@ def without_referee(tables: list[SimulatedTable], base: Path) -> dict[str, FlagS
 def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
     """One seed's tables played and scored (per mode: ``none``, ``auto`` or both): per-table
     scores, the referee's answers, errors."""
-    options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, rfid_sim=args.rfid_sim)
+    options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, rfid_sim=args.rfid_sim,
+                          deck_photos=args.deck_photos)
     server = DemoServer(base / "data", 0)
     try:
         server.login(REFEREE)
@@ -151,6 +152,8 @@ def main() -> int:
                         help="nobody answers the items, a floor referee who knows the truth does, or both "
                              "(one play, scored as answered and with the agent's events alone)")
     parser.add_argument("--rfid-sim", action="store_true", help="each table with a simulated RFID reader on a pty")
+    parser.add_argument("--deck-photos", metavar="DIR", type=Path,
+                        help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
     parser.add_argument("--delay", type=float, default=DELAY_S,
                         help=f"table seconds before the auto referee answers an item (default {DELAY_S:g})")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON")

@@ -15,7 +15,12 @@ Three measurements, each on a simulated table (:mod:`web.app.agent.simtable`, se
   and deals), without and with the simulated RFID reader (the same frames; with RFID a
   disagreement becomes a conflict for a human).
 
-Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all]``.
+With ``--deck-photos DIR`` every part draws the cards from photographs of a real deck
+(``guandan-ref demo --deck-photos``: straightened faces, lit and blurred as the camera
+would show them), so the figures are measured on photographic cards, not on the
+renderer's own design.
+
+Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all] [--deck-photos DIR]``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -39,6 +45,7 @@ import numpy as np  # noqa: E402
 from recognizer.training.table_video import TableRenderer  # noqa: E402
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 from web.app.agent.agent import TableAgent  # noqa: E402
+from web.app.agent.demo import DemoOptions, card_design  # noqa: E402
 from web.app.agent.outbox import Outbox  # noqa: E402
 from web.app.agent.simtable import plan_table  # noqa: E402
 
@@ -71,13 +78,13 @@ class TimedSession:
         return self._session.get_inputs()
 
 
-def measure_fps(seconds: float, fps: float, seed: int) -> None:
+def measure_fps(seconds: float, fps: float, seed: int, base: DemoOptions) -> None:
     from recognizer.reader import CardReader
 
     cv2.setNumThreads(1)
     plan = plan_table(seed, 1, "T1", brisk=0.5)
     frames = []
-    for frame in TableRenderer(plan.script, size=(1920, 1080), fps=fps).frames():
+    for frame in TableRenderer(plan.script, size=(1920, 1080), fps=fps, design=card_design(base)).frames():
         if frame.t >= seconds:
             break
         ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
@@ -143,14 +150,14 @@ def percentiles(values: list[float]) -> str:
     return f"p50 {np.percentile(ms, 50):.0f} ms, p95 {np.percentile(ms, 95):.0f} ms (n={len(ms)})"
 
 
-def measure_latency(speed: float, deals: int, seed: int) -> None:
-    from web.app.agent.demo import DemoOptions, DemoServer, make_table
+def measure_latency(speed: float, deals: int, seed: int, base: DemoOptions) -> None:
+    from web.app.agent.demo import DemoServer, make_table
 
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         server = DemoServer(Path(tmp) / "data", 0)
         try:
-            options = DemoOptions(tables=1, deals=deals, speed=speed)
+            options = replace(base, tables=1, deals=deals, speed=speed)
             table = make_table("T1", seed, options, server.url, server.token("T1"), Path(tmp) / "agents")
             client = StreamClient(server.url)
             client.start()
@@ -190,10 +197,10 @@ def measure_latency(speed: float, deals: int, seed: int) -> None:
           f"rounded up to whole frames)")
 
 
-def measure_misreads(tables: int, deals: int, seed: int) -> None:
+def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions) -> None:
     """The demo's session for ``seed`` (its tables' seeds), one table at a time, as fast as
     the CPU goes."""
-    from web.app.agent.demo import DemoOptions, DemoServer, make_table
+    from web.app.agent.demo import DemoServer, make_table
     from web.app.agent.truth import Perception
 
     logging.disable(logging.WARNING)
@@ -203,7 +210,7 @@ def measure_misreads(tables: int, deals: int, seed: int) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 server = DemoServer(Path(tmp) / "data", 0)
                 try:
-                    options = DemoOptions(tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
+                    options = replace(base, tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
                     name = f"T{n + 1}"  # the demo's names: each table is drawn with its own noise
                     table = make_table(name, seed * 1000 + n, options, server.url, server.token(name), Path(tmp) / "agents")
                     table.start(threading.Event())
@@ -215,8 +222,9 @@ def measure_misreads(tables: int, deals: int, seed: int) -> None:
             if table.error:
                 errors.append(f"table {n + 1} stopped: {table.error}")
         label = "with --rfid-sim   " if rfid else "without --rfid-sim"
+        cards = f"cards photographed ({base.deck_photos})" if base.deck_photos else "cards rendered"
         per_k = 1000 * total.misread / total.plays if total.plays else 0.0
-        print(f"misreads {label} ({tables} tables x {deals} deal(s), seed {seed}): {per_k:.1f} per 1,000 plays; "
+        print(f"misreads {label} ({tables} tables x {deals} deal(s), seed {seed}, {cards}): {per_k:.1f} per 1,000 plays; "
               f"{total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
         for line in total.details[:10]:
             print(f"    {line}")
@@ -231,13 +239,20 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=2.0, help="time compression of the latency run (the demo's default 2)")
     parser.add_argument("--deals", type=int, default=1, help="deals of the latency and misread runs (default 1)")
     parser.add_argument("--tables", type=int, default=4, help="tables of the misread run, as in the demo (default 4)")
+    parser.add_argument("--deck-photos", metavar="DIR", type=Path,
+                        help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
     args = parser.parse_args()
+    base = DemoOptions(deck_photos=args.deck_photos)
+    try:
+        card_design(base)  # an unusable folder of faces is said before any measurement
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.part in ("fps", "all"):
-        measure_fps(args.seconds, args.fps, args.seed)
+        measure_fps(args.seconds, args.fps, args.seed, base)
     if args.part in ("latency", "all"):
-        measure_latency(args.speed, args.deals, args.seed)
+        measure_latency(args.speed, args.deals, args.seed, base)
     if args.part in ("misreads", "all"):
-        measure_misreads(args.tables, args.deals, args.seed)
+        measure_misreads(args.tables, args.deals, args.seed, base)
 
 
 if __name__ == "__main__":

@@ -160,7 +160,8 @@ def train(args: argparse.Namespace) -> int:
 
 def enroll_deck(args: argparse.Namespace) -> int:
     from recognizer.decks import DEFAULT_DATA
-    from recognizer.training.enroll import JOKER_DESIGN, design_named, enroll, faces_of_design, read_faces
+    from recognizer.training.enroll import design_named, enroll
+    from recognizer.training.synth.photos import JOKER_DESIGN, faces_of_design, read_faces
     from referee.cards import card_name
 
     try:
@@ -173,7 +174,7 @@ def enroll_deck(args: argparse.Namespace) -> int:
     faces, borrowed = read_faces(Path(args.faces)) if args.faces else (faces_of_design(design_named(args.render, data)), [])
     if borrowed:
         print(f"no image of {' or '.join(card_name(c) for c in borrowed)} in {args.faces}: drawn from the packaged design {JOKER_DESIGN!r} instead")
-    result = enroll(args.name, data, faces, scenes=args.scenes, epochs=args.epochs, seed=args.seed)
+    result = enroll(args.name, data, faces, scenes=args.scenes, epochs=args.epochs, seed=args.seed, borrowed=borrowed)
     print(
         f"enrolled deck {args.name!r}: {result.classifier} ({result.crops} crops, {result.seconds:.0f} s; "
         f"index crops of the deck held out of the fine-tuning read right {result.before:.1%} -> {result.after:.1%})"

@@ -1,24 +1,26 @@
 """Enrol a tournament's own deck: adapt the index classifier to its faces (``guandan-ref deck enroll``).
 
 The reader's models learnt many designs, none of them the deck on the table. One image
-of each of the 54 faces (a photo or scan, straightened, the face filling the frame; or
-a rendered design's faces for the demo) is enough to synthesise thousands of play-area
-scenes of that deck with the project's scene renderer (:mod:`.synth.scenes`: tilts,
-overlap, light gradients, shadows, glare, blur, noise, JPEG), and to fine-tune the
-classifier's two last layers on their index crops. The convolutional features stay as
-they are: a few minutes on one core suffice, and no torch is needed (the head is trained
-in numpy on features computed by onnxruntime, then written back into a copy of the ONNX
-file). The detector, one generic "corner index" pattern, is not adapted.
+of each of the 52 suited faces and the jokers (a photo or scan, straightened, the face
+filling the frame; or a rendered design's faces for the demo; a deck photographed without
+its jokers borrows a packaged design's, :func:`.synth.photos.read_faces`) is enough to
+synthesise thousands of play-area scenes of that deck with the project's scene renderer
+(:mod:`.synth.scenes`: tilts, overlap, light gradients, shadows, glare, blur, noise, JPEG),
+and to fine-tune the classifier's two last layers on their index crops. The convolutional
+features stay as they are: a few minutes on one core suffice, and no torch is needed (the
+head is trained in numpy on features computed by onnxruntime, then written back into a copy
+of the ONNX file). The detector, one generic "corner index" pattern, is not adapted.
 
 The adapted classifier lands in ``DATA/enrolled/NAME/index-classifier.onnx``, with the faces
-as the scene renderer uses them and ``enrolled.json`` (what was done, and the crop
-accuracy before and after on crops held out of the fine-tuning).
+as the scene renderer uses them and ``enrolled.json`` (what was done, which jokers were
+borrowed, and the crop accuracy before and after on crops held out of the fine-tuning).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,15 +31,11 @@ from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
 from recognizer.reader import MODELS, IndexDetector, _session
 from recognizer.training.synth.decks import RENDER_H, RealDeck
-from referee.cards import BJ, FACES, SJ, Card, card_name, parse_card
+from recognizer.training.synth.photos import JOKER_DESIGN, card_shaped
+from referee.cards import FACES, Card, card_name
 
-FACE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 JITTERS = 4
 """Crops cut per shown index (the detector's box jitter): crops are cheap, scenes are not."""
-JOKER_DESIGN = "procedural-0"
-"""The packaged design whose jokers stand in for a deck photographed without its own."""
-CORNER_RADIUS = 0.045
-"""The rounded corner of an enrolled face, as a share of its height (a photo's corners are background)."""
 
 
 class EnrollError(ValueError):
@@ -51,61 +49,6 @@ class EnrollResult:
     before: float
     after: float
     seconds: float
-
-
-def read_faces(folder: Path) -> tuple[dict[Card, np.ndarray], list[Card]]:
-    """The 54 face images of ``folder`` (BGR), named by face: ``7H.png``, ``TS.jpg``, ``SJ.png``,
-    ``BJ.png``, and which faces were not there but borrowed: a deck is often photographed
-    without its jokers, so missing jokers are drawn from a packaged design
-    (:data:`JOKER_DESIGN`); any other missing face is an error."""
-    from recognizer.images import ImageError, load_image
-
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise EnrollError(f"no such folder of faces: {folder}")
-    faces: dict[Card, np.ndarray] = {}
-    unknown = []
-    for path in sorted(folder.iterdir()):
-        if path.suffix.lower() not in FACE_SUFFIXES:
-            continue
-        try:
-            card = parse_card(path.stem)
-        except ValueError:
-            unknown.append(path.name)
-            continue
-        if card in faces:
-            raise EnrollError(f"two images of {card_name(card)} in {folder}")
-        try:
-            faces[card] = load_image(path)
-        except ImageError as exc:
-            raise EnrollError(str(exc)) from None
-    missing = [card_name(c) for c in FACES if c not in faces and c not in (SJ, BJ)]
-    if missing:
-        extra = f"; names not understood: {', '.join(unknown)}" if unknown else ""
-        raise EnrollError(f"faces missing in {folder}: {', '.join(missing)} (one image per face, named like 7H.png, TS.png; SJ.png, BJ.png optional){extra}")
-    borrowed = [c for c in (SJ, BJ) if c not in faces]
-    if borrowed:
-        design = faces_of_design(_joker_design(), borrowed)
-        faces.update(design)
-    return faces, borrowed
-
-
-def _joker_design():
-    from recognizer.training.synth import PROCEDURAL_DESIGNS
-
-    return next(d for d in PROCEDURAL_DESIGNS if d.name == JOKER_DESIGN)
-
-
-def _with_corners(face_bgr: np.ndarray) -> np.ndarray:
-    """A face as the scene renderer composites it: BGRA, alpha cut to a rounded card."""
-    h, w = face_bgr.shape[:2]
-    alpha = np.zeros((h, w), np.uint8)
-    r = max(1, round(CORNER_RADIUS * h))
-    cv2.rectangle(alpha, (r, 0), (w - 1 - r, h - 1), 255, -1)
-    cv2.rectangle(alpha, (0, r), (w - 1, h - 1 - r), 255, -1)
-    for cx, cy in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
-        cv2.circle(alpha, (cx, cy), r, 255, -1)
-    return np.dstack([face_bgr, alpha])
 
 
 def find_index_box(face_bgr: np.ndarray, detector: IndexDetector) -> tuple[float, float, float, float] | None:
@@ -131,7 +74,7 @@ def deck_from_faces(faces: dict[Card, np.ndarray], name: str, folder: Path, dete
     aspect = float(np.median([img.shape[1] / img.shape[0] for img in faces.values()]))
     size = (round(aspect * RENDER_H), RENDER_H)
     resized = {card: cv2.resize(img, size, interpolation=cv2.INTER_AREA) for card, img in faces.items()}
-    images = {card: _with_corners(img) for card, img in resized.items()}
+    images = {card: card_shaped(img) for card, img in resized.items()}
     boxes = {card: box for card, img in resized.items() if (box := find_index_box(img, detector)) is not None}
     plain = [b for c, b in boxes.items() if c not in (FACES[52], FACES[53])]
     if len(plain) < 26:
@@ -245,8 +188,11 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     return EnrollResult(out, len(feats), before, after, time.perf_counter() - t0)
 
 
-def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1500, epochs: int = 6, seed: int = 0, base: Path | None = None) -> EnrollResult:
-    """Enrol the deck whose ``faces`` are given as ``name`` under ``data``."""
+def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1500, epochs: int = 6, seed: int = 0,
+           base: Path | None = None, borrowed: Sequence[Card] = ()) -> EnrollResult:
+    """Enrol the deck whose ``faces`` are given as ``name`` under ``data``; ``borrowed``: the
+    faces among them that are a packaged design's, not the deck's (its jokers, when photographed
+    without them), recorded in ``enrolled.json``."""
     folder = deck_folder(data, name)
     detector = IndexDetector(MODELS / "index-detector.onnx", det_conf=0.1, threads=1)
     deck = deck_from_faces(faces, name, folder / "faces", detector)
@@ -258,6 +204,7 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
                 "scenes": scenes,
                 "epochs": epochs,
                 "seed": seed,
+                "borrowed": {"faces": [card_name(c) for c in borrowed], "design": JOKER_DESIGN} if borrowed else None,
                 "crops": result.crops,
                 "held_out_crop_accuracy": {"before": round(result.before, 4), "after": round(result.after, 4)},
                 "seconds": round(result.seconds, 1),
@@ -266,16 +213,6 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
         )
     )
     return result
-
-
-def faces_of_design(design, cards=FACES) -> dict[Card, np.ndarray]:
-    """A rendered design's faces (all 54 by default) as straightened photos of them would show: on white."""
-    out = {}
-    for card in cards:
-        face = design.render(card, RENDER_H).astype(np.float32)
-        a = face[..., 3:] / 255.0
-        out[card] = (face[..., :3] * a + 255 * (1 - a)).astype(np.uint8)
-    return out
 
 
 def design_named(name: str, data: Path):

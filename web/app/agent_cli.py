@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="data directory, new or empty (default: a new ./demo-data/run-DATE-TIME)")
     demo.add_argument("--port", type=int, default=5000, help="server port on 127.0.0.1 (default 5000)")
     demo.add_argument("--rfid-sim", action="store_true", help="a simulated RFID reader at every table")
+    demo.add_argument("--deck-photos", metavar="DIR", type=Path,
+                      help="draw the cards from straightened photographs of a real deck's faces, one per face named "
+                           "by it (7H.jpg, deck_TS.jpg; jokers optional: a packaged design's otherwise)")
     demo.set_defaults(handler=run_demo)
 
 
@@ -137,4 +140,5 @@ def run_demo(args: argparse.Namespace) -> int:
     extra = {"pairs": args.pairs} if args.pairs else {}
     return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
                            data=data, port=args.port, rfid_sim=args.rfid_sim, rounds=args.rounds,
-                           referee=args.referee, exit_when_done=args.exit_when_done, **extra))
+                           referee=args.referee, exit_when_done=args.exit_when_done, deck_photos=args.deck_photos,
+                           **extra))

@@ -212,7 +212,7 @@ def _union(boxes: list[tuple[int, int, int, int]]) -> tuple[float, float, float,
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[0] + b[2] for b in boxes), max(b[1] + b[3] for b in boxes))
 
 
-def _find_index_boxes(images: dict[Card, np.ndarray]) -> dict[Card, Box]:
+def find_index_boxes(images: dict[Card, np.ndarray]) -> dict[Card, Box]:
     """Each card's top-left index box in fractions, from the ink near the corner.
 
     The deck's box comes from the 2s and 3s (their pips sit mid-card, far from the
@@ -321,7 +321,7 @@ def prepare_decks(cache: Path, names: tuple[str, ...] | None = None, install: bo
             if any(c not in images for c in FACES[:52]):
                 _write_atomic(meta, {"usable": False})
                 continue
-            boxes = _find_index_boxes(images)
+            boxes = find_index_boxes(images)
             aspect = float(np.median([img.shape[1] / img.shape[0] for img in images.values()]))
             for card, img in images.items():
                 if card in boxes:

@@ -66,3 +66,23 @@ def test_the_demo_wants_a_fresh_data_directory(tmp_path, capsys):
     assert "is not empty" in err and len(err.strip().splitlines()) == 1
     assert main(["demo", "--tables", "0", "--data", str(tmp_path / "new")]) == 2
     assert "--tables must be between 1 and 16" in capsys.readouterr().err
+
+
+def test_the_demo_draws_its_cards_from_photographed_faces(tmp_path, capsys):
+    from recognizer.training.synth import HELD_OUT_PROCEDURAL
+    from recognizer.training.synth.photos import PhotoDeck, faces_of_design
+    from referee.cards import FACES, card_name
+    from web.app.agent.demo import DemoOptions, card_design, make_table
+
+    faces = tmp_path / "faces"
+    faces.mkdir()
+    for card, img in faces_of_design(HELD_OUT_PROCEDURAL[1], FACES[:52]).items():
+        cv2.imwrite(str(faces / f"{card_name(card)}.jpg"), img)
+    options = DemoOptions(tables=1, deck_photos=faces)
+    table = make_table("T1", 1, options, "http://127.0.0.1:9", "token", tmp_path / "agents")
+    assert isinstance(table.design, PhotoDeck) and table.design is card_design(options)  # read once a run
+    assert make_table("T2", 2, DemoOptions(tables=1), "http://127.0.0.1:9", "token", tmp_path / "agents").design is None
+    assert main(["demo", "--deck-photos", str(tmp_path / "nowhere"), "--data", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err
+    assert "no such folder of faces" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "new").exists()  # refused before the demo's server started

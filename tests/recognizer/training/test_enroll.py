@@ -8,7 +8,7 @@ import pytest
 
 from recognizer.crops import to_tensor
 from recognizer.reader import MODELS, _session
-from recognizer.training.enroll import EnrollError, faces_of_design, read_faces
+from recognizer.training.synth.photos import FacesError, faces_of_design, read_faces
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.train import render_classifier_set
 from referee.cards import FACES, card_name
@@ -54,9 +54,9 @@ def test_faces_missing_or_misnamed_are_named(tmp_path, faces_dir):
     for card in FACES[:50]:
         (tmp_path / f"{card_name(card)}.png").write_bytes((faces_dir / f"{card_name(card)}.png").read_bytes())
     (tmp_path / "joker.png").write_bytes(b"x")
-    with pytest.raises(EnrollError, match=r"faces missing in .*: AD, AC \(.*names not understood: joker.png"):
+    with pytest.raises(FacesError, match=r"faces missing in .*: AD, AC \(.*names not understood: joker.png"):
         read_faces(tmp_path)
-    with pytest.raises(EnrollError, match="no such folder"):
+    with pytest.raises(FacesError, match="no such folder"):
         read_faces(tmp_path / "nope")
 
 
@@ -65,8 +65,9 @@ def test_a_deck_without_jokers_borrows_them_and_says_so(tmp_path, faces_dir, cap
 
     suited = tmp_path / "suited"
     suited.mkdir()
-    for card in FACES[:52]:
-        (suited / f"{card_name(card)}.png").write_bytes((faces_dir / f"{card_name(card)}.png").read_bytes())
+    for card in FACES[:52]:  # named as a photographed set often is: ending in the face
+        (suited / f"deck_card_{card_name(card)}.png").write_bytes((faces_dir / f"{card_name(card)}.png").read_bytes())
+    (suited / "deck_deal1.png").write_bytes((faces_dir / "2S.png").read_bytes())  # not a face: left alone
     faces, borrowed = read_faces(suited)
     assert borrowed == [SJ, BJ] and set(faces) == set(FACES)
     assert faces[SJ].shape[2] == 3 and not np.array_equal(faces[SJ], faces_of_design(DESIGN, [SJ])[SJ])
@@ -77,6 +78,8 @@ def test_a_deck_without_jokers_borrows_them_and_says_so(tmp_path, faces_dir, cap
     assert main(["deck", "enroll", "--faces", str(suited), "--name", "no-jokers", "--data", str(data), "--scenes", "10", "--epochs", "1"]) == 0
     assert "no image of SJ in" in capsys.readouterr().out
     assert (data / "enrolled" / "no-jokers" / "index-classifier.onnx").exists()
+    record = json.loads((data / "enrolled" / "no-jokers" / "enrolled.json").read_text())
+    assert record["borrowed"] == {"faces": ["SJ"], "design": "procedural-0"}
 
 
 def test_unknown_design_and_bad_names_are_one_line_errors(tmp_path, capsys):

@@ -7,7 +7,7 @@ import pytest
 
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
 from recognizer.training.synth import PROCEDURAL_DESIGNS, card_image
-from recognizer.training.synth.decks import DECKS, HELD_OUT, _find_index_boxes, training_design_sampler
+from recognizer.training.synth.decks import DECKS, HELD_OUT, find_index_boxes, training_design_sampler
 from recognizer.training.synth.scenes import render_scene
 from recognizer.training.train import render_classifier_set, render_detector_set
 from referee.cards import FACES, card_name
@@ -50,7 +50,7 @@ def test_ink_heuristic_finds_the_known_index_of_drawn_decks():
     # A procedural deck knows its true index boxes: the heuristic used on real decks must agree.
     design = PROCEDURAL_DESIGNS[3]
     images = {card: card_image(card, design, 320) for card in FACES}
-    found = _find_index_boxes(images)
+    found = find_index_boxes(images)
     assert len(found) >= 52
     for card in FACES[:52]:
         w = images[card].shape[1]

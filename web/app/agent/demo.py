@@ -29,10 +29,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
 from hardware.table import RfidTable
+from recognizer.training.synth import Design
+from recognizer.training.synth.photos import PhotoDeck
 from recognizer.training.table_video import TableRenderer, TruthReaders
 from recognizer.table.watcher import AreaReader, TableWatcher, WatchSettings, default_reader
 from referee.rulesets import Ruleset
@@ -87,6 +90,9 @@ class DemoOptions:
     """``auto``: the simulated floor referee answers the console; ``none``: a person does."""
     exit_when_done: bool = False
     pairs: Path = PAIRS
+    deck_photos: Path | None = None
+    """A folder of straightened photographs of a real deck's faces (:mod:`recognizer.training.synth.photos`):
+    the tables' cards are drawn from them instead of the renderer's procedural design."""
 
     def check(self) -> None:
         if not 1 <= self.tables <= 16:
@@ -173,6 +179,8 @@ class SimulatedTable:
     truth_readers: TruthReaders | None = None
     """Card readers that answer with the renderer's truth (tests of what lies past the card
     reader): each frame is handed to them before the agent sees it."""
+    design: Design | None = None
+    """The cards' faces (None: the renderer's own design)."""
     _thread: threading.Thread | None = field(default=None, repr=False)
 
     @property
@@ -184,7 +192,8 @@ class SimulatedTable:
 
     def play(self, stop: threading.Event) -> None:
         manual = list(self.plan.manual)
-        renderer = TableRenderer(self.plan.script, size=self.options.size, fps=self.options.fps, seed=self.number)
+        renderer = TableRenderer(self.plan.script, size=self.options.size, fps=self.options.fps, design=self.design,
+                                 seed=self.number)
         t = 0.0
         try:
             watch = None
@@ -256,6 +265,17 @@ def corrected(store, table: str) -> set[str]:
     return {e["of"] for e in store.events(table) if e["type"] == "correction"}
 
 
+@lru_cache(maxsize=4)
+def photo_deck(folder: Path) -> PhotoDeck:
+    """The deck photographed in ``folder``, read once for all the tables of a run."""
+    return PhotoDeck.from_folder(folder)
+
+
+def card_design(options: DemoOptions) -> Design | None:
+    """The faces the tables' cards are drawn with: ``options.deck_photos``' deck, or the renderer's own."""
+    return photo_deck(Path(options.deck_photos).resolve()) if options.deck_photos is not None else None
+
+
 def make_table(table: str, seed: int, options: DemoOptions, server_url: str, token: str, outboxes: Path,
                reader: AreaReader | TruthReaders | None = None, teams: dict[str, str] | None = None,
                ruleset: Ruleset | None = None) -> SimulatedTable:
@@ -273,7 +293,8 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     agent = TableAgent(table, outbox, watcher, rfid=rfid, sender=sender)
     sender.health = lambda: health(agent)
     simulated = SimulatedReader(plan.reads) if rfid is not None else None
-    return SimulatedTable(plan, agent, sender, options, reader=simulated, truth_readers=truth_readers)
+    return SimulatedTable(plan, agent, sender, options, reader=simulated, truth_readers=truth_readers,
+                          design=card_design(options))
 
 
 def progress(tables: list[SimulatedTable]) -> str:
@@ -317,6 +338,8 @@ class Demo:
                    else "the flags console waits for you (/flags/, the login above)")
         self.say(f"event {self.desk.event!r}: {2 * o.tables} pairs of {o.pairs.name}, {o.rounds} round(s) of "
                  f"{o.deals} deal(s); {answers}")
+        if o.deck_photos is not None:
+            self.say(card_design(o).describe())
 
     def play(self, stop: threading.Event) -> None:
         """Every round: drawn, played, its results signed; returns early when a round cannot
@@ -455,6 +478,7 @@ def run(options: DemoOptions, out: TextIO = sys.stdout, stop: threading.Event | 
     to end it (as Ctrl-C does); ``readers``: makes each table's card reader (default: the
     trained one)."""
     options.check()
+    card_design(options)  # a folder of faces that cannot be used stops the demo before its server starts
     stop = stop or threading.Event()
     server = DemoServer(options.data, options.port)
     demo = Demo(options, server, out, readers)
