@@ -150,7 +150,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv):
 
 FREEZING = """
 import gc
-from web.app.wsgi import freeze_survivors
+from web.app.collector import freeze_survivors
 
 freeze_survivors()
 frozen = gc.get_freeze_count()
@@ -175,7 +175,7 @@ def test_a_worker_leaves_what_survived_a_full_pass_out_of_the_next(tmp_path):
 
 FULL_PASSES = """
 import collections, gc
-from web.app.wsgi import freeze_survivors
+from web.app.collector import freeze_survivors
 
 freeze_survivors()
 passes = collections.Counter()
@@ -197,7 +197,7 @@ def test_the_access_log_leaves_out_agent_posts_taken(monkeypatch):
     """400 agent posts a second at 200 tables buried the rest; refused posts stay logged."""
     from gunicorn.glogging import Logger
 
-    from web.app.wsgi import HallLogger
+    from web.app.gunicorn_server import HallLogger
 
     logged = []
     monkeypatch.setattr(Logger, "access", lambda self, resp, req, environ, took: logged.append(
@@ -212,7 +212,7 @@ def test_the_access_log_leaves_out_agent_posts_taken(monkeypatch):
 
 
 def test_answers_share_the_date_of_their_second():
-    from web.app.wsgi import _DateOfTheSecond
+    from web.app.gunicorn_server import _DateOfTheSecond
 
     made = []
 

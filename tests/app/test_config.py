@@ -39,7 +39,7 @@ def test_each_setting_is_read_where_the_table_says():
     """The app's own settings through ``from_env`` (those with a config key) or ``read("NAME")``;
     the others by their variable in the file the table names."""
     by_read = set(re.findall(r'read\("([A-Z_]+)"\)', "".join(
-        (ROOT / p).read_text(encoding="utf-8") for p in ("web/app/serve_cli.py", "web/app/wsgi.py",
+        (ROOT / p).read_text(encoding="utf-8") for p in ("web/app/serve_cli.py", "web/app/gunicorn_server.py",
                                                          "deploy/gunicorn.conf.py"))))
     stale = [s.variable for s in SETTINGS
              if not (s.key or s.name in by_read if s.read_by == "web/app/config.py"

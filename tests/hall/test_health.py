@@ -110,7 +110,7 @@ def test_the_access_log_leaves_out_healthy_probes_only(monkeypatch):
     """A proxy probes every second on every host; a 503 is worth a line."""
     from gunicorn.glogging import Logger
 
-    from web.app.wsgi import HallLogger
+    from web.app.gunicorn_server import HallLogger
 
     logged = []
     monkeypatch.setattr(Logger, "access", lambda self, resp, req, environ, took: logged.append(

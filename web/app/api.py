@@ -27,6 +27,7 @@ from . import accounts, context
 from .auth import requires
 from .broker import BrokerUnavailable
 from .feed import Batch, Subscriber
+from .gunicorn_server import connection_socket
 from .models import Evidence
 from .openapi import PERCEPTION_COUNTS, spec
 from .public import is_spectator, public_events, spectator_tile
@@ -294,7 +295,7 @@ def stream():
                      spectator=is_spectator())
     fresh = feed.since
     if feed.writes_to_sockets and request.environ.get("SERVER_PROTOCOL") == "HTTP/1.1":
-        sub.sock = request.environ.get("gunicorn.socket")  # chunked: what the feed writes (feed.frame)
+        sub.sock = connection_socket(request.environ)  # chunked: what the feed writes (feed.frame)
 
     def tiles_chunk(tiles: list, batch: Batch | None = None) -> bytes:
         tiles = [t.seen_by(sub.spectator) for t in tiles]

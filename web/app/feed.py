@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .broker import LISTEN_WAIT_S, RESUBSCRIBE_S, Broker, BrokerUnavailable
+from .gunicorn_server import chunk
 from .tiles import Tile, Tiles
 from .turns import Turns
 
@@ -136,8 +137,7 @@ def with_id(text: bytes, event_id: str) -> bytes:
 def frame(text: bytes, event_id: str) -> bytes:
     """``with_id`` as one HTTP/1.1 chunk: what gunicorn writes for a chunk the stream
     yields, written here by the feed."""
-    data = with_id(text, event_id)
-    return b"%X\r\n%s\r\n" % (len(data), data)
+    return chunk(with_id(text, event_id))
 
 
 @dataclass(eq=False)
@@ -153,7 +153,8 @@ class Subscriber:
     sent: dict[str, int] = field(default_factory=dict)
     """Table -> the version of the tile it sent last: a change goes from that one only."""
     sock: Any = None
-    """The connection's socket (gunicorn's), for the feed's writes while the stream is held."""
+    """The connection's socket (``gunicorn_server.connection_socket``), for the feed's writes
+    while the stream is held."""
     last_write: float = 0.0
     """When something was last written to it (``time.monotonic``): keep-alives go after a pause."""
     rest: bytes = b""

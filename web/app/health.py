@@ -6,7 +6,7 @@ only when the worker reaches its database (one ``SELECT 1`` on the store's pool)
 Redis is configured, Redis (one ``PING``); else 503 naming what is unreachable. A proxy
 probes it every second on every host, so it is answered in front of the Flask app (no
 session, login or page machinery: two round trips), and a 200 is not logged
-(``wsgi.HallLogger``).
+(``gunicorn_server.HallLogger``).
 
 The reason given names the service, not the driver's message (which can carry a host's
 address to any visitor); the worker logs the message once each time the answer changes.
