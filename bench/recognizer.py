@@ -61,7 +61,6 @@ from __future__ import annotations
 import _standalone  # noqa: F401  (first: keeps bench/ off the import path)
 import argparse
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -69,6 +68,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from recognizer.decks import data_folder
 from recognizer.orientation import rotate_image
 from recognizer.reader import CardReader
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
@@ -77,7 +77,6 @@ from recognizer.training.synth.fonts import index_fonts
 from recognizer.training.synth.scenes import Scene, random_hand, render_scene
 from referee.cards import BJ, SJ, card_name, parse_cards, wildcard
 
-DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
 SWEEP_SEED = 50_000_000  # training scenes use seed * 1_000_003 + k for small seeds: far below this
 DET_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 CLS_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)
@@ -94,7 +93,7 @@ def visible_cards(scene: Scene) -> Counter:
 
 
 def held_out_designs() -> list:
-    real = [d for d in prepare_decks(DATA, HELD_OUT, install=False) if d.name in HELD_OUT]
+    real = [d for d in prepare_decks(data_folder(), HELD_OUT, install=False) if d.name in HELD_OUT]
     if not real:
         print("(deck packages not installed: held-out procedural designs only;"
               " apt-get install gnome-cards-data kdegames-card-data-kf5 librsvg2-bin for the real decks)")
@@ -165,7 +164,7 @@ def run(design, reader: CardReader, images: int, seed: int) -> dict:
 def choose_thresholds(models: Path | None, images: int) -> None:
     """Print exact-multiset accuracy on training-design scenes for each pair of thresholds,
     with one and with two classifier views per box."""
-    decks = [d for d in prepare_decks(DATA, install=False) if d.name not in HELD_OUT]
+    decks = [d for d in prepare_decks(data_folder(), install=False) if d.name not in HELD_OUT]
     sampler = training_design_sampler(decks, fonts=index_fonts())
     readers = {views: CardReader(models, det_conf=min(DET_GRID), views=views, threads=1) for views in VIEWS}
     ok = Counter()
@@ -269,7 +268,7 @@ def calibrate(models: Path | None, images: int, target: float = 0.995) -> None:
     """The lowest reading confidence above which reads of training-design scenes (turned
     at random: upright, a quarter turn either way or any angle) are exact at least
     ``target`` of the time, and how many reads it keeps."""
-    decks = [d for d in prepare_decks(DATA, install=False) if d.name not in HELD_OUT]
+    decks = [d for d in prepare_decks(data_folder(), install=False) if d.name not in HELD_OUT]
     sampler = training_design_sampler(decks, fonts=index_fonts())
     reader = CardReader(models, threads=1)
     rng = np.random.default_rng(CALIBRATION_SEED)
@@ -304,7 +303,7 @@ def report_enrolled(models: Path | None, deck: str, design_name: str, data: Path
     from recognizer.decks import deck_classifier
     from recognizer.training.enroll import design_named
 
-    design = design_named(design_name, data or DATA)
+    design = design_named(design_name, data_folder(data))
     enrolled = CardReader(models, threads=1, classifier=deck_classifier(data, deck))
     for name, reader in {**readers(models), f"enrolled {deck}": enrolled}.items():
         print(f"== reader settings: {name}")

@@ -5,15 +5,15 @@ Run on each host (the same file, the same environment):
     gunicorn -c deploy/gunicorn.conf.py 'web.app.wsgi:create()'
 
 The settings are ``serve``'s (``web/app/gunicorn_server.py``); everything site-specific comes
-from the environment (see deploy/README.md; every setting is in ``web/app/config.py``):
+from the environment (see deploy/README.md; every setting is in ``web/settings.py``):
 ``GUANDAN_DB_URL``, ``GUANDAN_REDIS_URL``, ``GUANDAN_SECRET_KEY`` (one key shared by every
 host), ``GUANDAN_PROXY_IPS`` (as for ``serve``), and here ``GUANDAN_BIND``,
 ``GUANDAN_WORKERS``, ``GUANDAN_CONNECTIONS``.
 """
 
-from web.app.config import read
 from web.app.gunicorn_server import server_settings
 from web.app.wsgi import green
+from web.settings import read
 
 green()  # first, in the master: before the migration below loads the database driver
 

@@ -121,13 +121,14 @@ def recognize(args: argparse.Namespace) -> int:
 
 
 def train(args: argparse.Namespace) -> int:
+    from recognizer.decks import data_folder
     from recognizer.training import train as training
     from recognizer.training.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
     from recognizer.training.synth.fonts import ensure_font_packages, index_fonts
 
     work = Path(args.out).resolve()  # ultralytics puts a relative project under its own runs/ folder
     work.mkdir(parents=True, exist_ok=True)
-    decks = [] if args.no_decks else prepare_decks(training.DEFAULT_DATA)
+    decks = [] if args.no_decks else prepare_decks(data_folder())
     if not args.no_decks and not decks:
         print("warning: deck packages unavailable; training on procedural designs only", file=sys.stderr)
     if not args.no_decks:
@@ -159,7 +160,7 @@ def train(args: argparse.Namespace) -> int:
 
 
 def enroll_deck(args: argparse.Namespace) -> int:
-    from recognizer.decks import DEFAULT_DATA
+    from recognizer.decks import data_folder
     from recognizer.training.enroll import design_named, enroll
     from recognizer.training.synth.photos import JOKER_DESIGN, faces_of_design, read_faces
     from referee.cards import card_name
@@ -168,7 +169,7 @@ def enroll_deck(args: argparse.Namespace) -> int:
         import onnx  # noqa: F401
     except ModuleNotFoundError:
         raise ValueError("deck enroll needs the onnx package: pip install -e '.[enroll]'") from None
-    data = Path(args.data) if args.data else DEFAULT_DATA
+    data = data_folder(args.data)
     if args.scenes < 10 or args.epochs < 1:
         raise ValueError(f"--scenes must be at least 10 and --epochs at least 1, got {args.scenes} and {args.epochs}")
     faces, borrowed = read_faces(Path(args.faces)) if args.faces else (faces_of_design(design_named(args.render, data)), [])

@@ -10,16 +10,24 @@ import os
 import re
 from pathlib import Path
 
-DEFAULT_DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
+DATA_ENV = "GUANDAN_DATA"
+"""The recognizer's one setting (``web/settings.py`` lists it: the recognizer never imports ``web``)."""
+DEFAULT_DATA = "~/.cache/guandan-referee"
 DECK_CLASSIFIER = "index-classifier.onnx"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def data_folder(data: Path | str | None = None) -> Path:
+    """``data``, else ``$GUANDAN_DATA``, else ``~/.cache/guandan-referee``: read when a command
+    asks, never at import time, so that a test or a shell that sets it later is heard."""
+    return Path(data or os.environ.get(DATA_ENV) or DEFAULT_DATA).expanduser()
 
 
 def deck_folder(data: Path | str | None, name: str) -> Path:
     """``DATA/enrolled/NAME``; a name is letters, digits, ``.``, ``_`` and ``-`` (it becomes a folder)."""
     if not _NAME.match(name or ""):
         raise ValueError(f"bad deck name {name!r}: use letters, digits, '.', '_' or '-' (up to 64)")
-    return Path(data if data is not None else DEFAULT_DATA) / "enrolled" / name
+    return data_folder(data) / "enrolled" / name
 
 
 def deck_classifier(data: Path | str | None, name: str) -> Path:

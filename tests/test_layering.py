@@ -17,9 +17,11 @@ MAY_IMPORT = {  # ARCHITECTURE.md, "The rooms"
     "recognizer": {"referee"},
     "recognizer.training": {"referee", "recognizer"},
     "hardware": {"referee"},
-    "web.store": {"referee"},
-    "web.tournament": {"referee", "web.store"},
-    "web.app": {"referee", "recognizer", "recognizer.training", "hardware", "web.store", "web.tournament"},
+    "web.settings": set(),
+    "web.store": {"referee", "web.settings"},
+    "web.tournament": {"referee", "web.store", "web.settings"},
+    "web.app": {"referee", "recognizer", "recognizer.training", "hardware", "web.store", "web.tournament",
+                "web.settings"},
 }
 ONLY_WHEN_RUN = {("recognizer", "recognizer.training")}
 """Allowed inside a function only: the recognizer's training commands load the training side
@@ -52,7 +54,7 @@ def room(module: str) -> str:
     if parts[:2] == ["recognizer", "training"]:
         return "recognizer.training"
     if parts[0] == "web":
-        return ".".join(parts[:2]) if len(parts) > 1 and parts[1] in {"store", "tournament", "app"} else "web.app"
+        return ".".join(parts[:2]) if len(parts) > 1 and parts[1] in {"store", "tournament", "app", "settings"} else "web.app"
     return parts[0]
 
 
@@ -132,7 +134,7 @@ def test_the_layering_check_names_a_wrong_import(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("import json\n\n\ndef f():\n    from ..app import context\n", encoding="utf-8")
     assert _wrong(_our_imports({"web.store.probe": probe})) == [
-        "probe.py:5: web.store.probe (web.store) imports web.app.context (web.app); web.store may import ['referee']"]
+        "probe.py:5: web.store.probe (web.store) imports web.app.context (web.app); web.store may import ['referee', 'web.settings']"]
     probe.write_text("from .training import train\n", encoding="utf-8")
     assert _wrong(_our_imports({"recognizer.probe": probe})) == [
         "probe.py:1: recognizer.probe (recognizer) imports recognizer.training.train (recognizer.training); "

@@ -33,7 +33,6 @@ DETECTOR_SIZE = 320
 MINING_SCORE = 0.1
 """Detector score from which a box clear of every index counts as a false hit to learn from
 (below the reader's own threshold, so the classifier also meets tomorrow's false hits)."""
-DEFAULT_DATA = Path(os.environ.get("GUANDAN_DATA", Path.home() / ".cache" / "guandan-referee"))
 
 
 def quarter_turn(image: np.ndarray, boxes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

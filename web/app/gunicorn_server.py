@@ -32,8 +32,9 @@ import gunicorn.util
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
+from web.settings import read
+
 from .collector import freeze_survivors
-from .config import read
 from .health import PATH as HEALTH_PATH
 
 SUPPORTED = "gunicorn>=27.0,<27.1"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import sys
 
+from web.settings import read
 from web.store_cli import open_from_args, store_options
 from web.tournament.clock import zone
 
@@ -134,7 +135,6 @@ def cmd_serve(args) -> int:
     zone()  # an unknown GUANDAN_TIMEZONE is refused here, not as a 500 on the first page that prints a time
     from .accounts import ensure_chief
     from .broker import check_reachable
-    from .config import read
 
     if args.redis:
         check_reachable(args.redis)
@@ -153,7 +153,7 @@ def cmd_serve(args) -> int:
 
 def worker_config(args) -> dict:
     """What ``serve``'s options set of each worker's app configuration (the ``app.config``
-    keys of ``config.SETTINGS``), over what the environment sets."""
+    keys of ``web.settings.SETTINGS``), over what the environment sets."""
     given = {"DATA_DIR": args.data, "STORE_URL": args.db, "REDIS_URL": args.redis,
              "GUANDAN_KEY_FILE": args.key_file, "SECURE_COOKIES": args.secure_cookies}
     return {k: v for k, v in given.items() if v}

@@ -8,12 +8,12 @@ not UTC.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-TIMEZONE_ENV = "GUANDAN_TIMEZONE"
-DEFAULT_TIMEZONE = "Asia/Shanghai"
+from web.settings import BY_NAME, read
+
+TIMEZONE_ENV = BY_NAME["TIMEZONE"].variable
 
 
 class TimeZoneError(ValueError):
@@ -22,7 +22,7 @@ class TimeZoneError(ValueError):
 
 def zone() -> ZoneInfo:
     """The event's time zone (``$GUANDAN_TIMEZONE``, else Asia/Shanghai)."""
-    name = os.environ.get(TIMEZONE_ENV, "").strip() or DEFAULT_TIMEZONE
+    name = read("TIMEZONE")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

@@ -7,10 +7,11 @@ the glyphs a document uses (a subset), so a sheet stays small.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-FONT_ENV = "GUANDAN_CJK_FONT"
+from web.settings import BY_NAME, read
+
+FONT_ENV = BY_NAME["CJK_FONT"].variable
 CANDIDATES = (
     "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
     "/usr/share/fonts/truetype/arphic/uming.ttc",
@@ -24,7 +25,7 @@ class FontMissing(OSError):
 
 def font_file() -> Path:
     """The font file to embed: ``$GUANDAN_CJK_FONT``, else the first installed candidate."""
-    named = os.environ.get(FONT_ENV)
+    named = read("CJK_FONT")
     if named:
         if not Path(named).is_file():
             raise FontMissing(f"{FONT_ENV}={named}: no such font file")
