@@ -84,32 +84,47 @@ def _over(deal: DealState, cards: tuple[Card, ...]) -> list[Card]:
                   if deal.played_faces.get(c, 0) - deal.doubted_faces.get(c, 0) + n > COPIES)
 
 
+def _not_held(deal: DealState, seat: Seat, cards: tuple[Card, ...]) -> list[Card]:
+    """With known hands, the faces of ``cards`` the seat no longer holds by the reads."""
+    if deal.hands is None:
+        return []
+    hand = Counter(deal.hands[seat])
+    return sorted(c for c, n in Counter(cards).items() if hand[c] < n)
+
+
 @dataclass(frozen=True)
 class SeenAgain:
-    """A read that shows a face a third time in the deal where earlier camera reads laid
-    that face: one of the reads is wrong (the issue names them all), and without that face's
-    extra copy the read is possible."""
+    """A read showing faces that earlier camera reads laid already: a face a third time in
+    the deal (``faces``), or, with known hands, one the seat's own earlier reads took from
+    its hand (``laid``). One of the reads is wrong (the item names them all); with those
+    faces in question the read is possible."""
 
     faces: tuple[Card, ...]
+    laid: tuple[Card, ...]
     earlier: tuple[CameraRead, ...]
     judged: Judged
-    """The read judged with one copy of each face taken as in question."""
+    """The read judged with those faces taken as in question."""
 
 
 def seen_again(deal: DealState, seat: Seat, play: Play, table: Reading | None) -> SeenAgain | None:
     """A card read twice too many is a misread of one of its reads: when every face the read
-    shows too often was laid by an unconfirmed camera read, and the read is possible once
-    those copies are in question, suspect the reads together (None otherwise)."""
-    faces = _over(deal, play.cards)
-    earlier = tuple(r for r in deal.camera_reads if set(faces) & set(r.cards))
-    if not faces or any(not any(f in r.cards for r in earlier) for f in faces):
+    shows too often was laid by an unconfirmed camera read (any seat's for two decks' worth,
+    the seat's own for a hand that no longer holds it), and the read is possible once those
+    copies are in question, suspect the reads together (None otherwise)."""
+    faces, laid = _over(deal, play.cards), _not_held(deal, seat, play.cards)
+    earlier = tuple(r for r in deal.camera_reads
+                    if set(faces) & set(r.cards) or (r.seat == seat and set(laid) & set(r.cards)))
+    covered = all(any(f in r.cards for r in earlier) for f in faces) and \
+        all(any(f in r.cards for r in earlier if r.seat == seat) for f in laid)
+    if not (faces or laid) or not covered:
         return None
     doubted = dict(deal.doubted_faces)
     for face in faces:
         doubted[face] = doubted.get(face, 0) + 1
-    judged = judge(dataclasses.replace(deal, doubted_faces=doubted), seat,
+    hands = None if deal.hands is None else {**deal.hands, seat: deal.hands[seat] + laid}
+    judged = judge(dataclasses.replace(deal, doubted_faces=doubted, hands=hands), seat,
                    Candidate("read", play.cards, play.confidence), play.declared, table)
-    return SeenAgain(tuple(faces), earlier, judged) if judged.possible else None
+    return SeenAgain(tuple(faces), tuple(laid), earlier, judged) if judged.possible else None
 
 
 def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType | None,

@@ -49,17 +49,22 @@ def _suspect_read(deal: DealState, event: ev.Play, readings: dict[str, list[str]
 
 
 def _seen_again(deal: DealState, event: ev.Play, weighing: Weighing, again: SeenAgain) -> Review:
-    """One item naming every read that laid a face now read a third time: one of them is wrong."""
-    seen = {card_name(f): deal.played_faces.get(f, 0) + event.cards.count(f) for f in again.faces}
-    shown = ", ".join(f"{face} {n} times" for face, n in seen.items())
+    """One item naming every read that laid a face the read shows again: one of them is wrong."""
     earlier = "; ".join(f"{r.seat}: {cards_name(r.cards)}" for r in again.earlier)
+    read = f"{event.seat}'s cards read as {cards_name(event.cards)}"
+    named = [{"seat": r.seat, "at": r.t, "of": r.of, "cards": _names(r.cards)} for r in again.earlier]
+    if again.faces:
+        seen = {card_name(f): deal.played_faces.get(f, 0) + event.cards.count(f) for f in again.faces}
+        shown = ", ".join(f"{face} {n} times" for face, n in seen.items())
+        message = f"{read} would show {shown} in this deal"
+        detail = {"what": "seen_again", "seen": seen, "earlier": named}
+    else:
+        message = f"{read} include {cards_name(again.laid)}, which {event.seat}'s earlier reads laid already"
+        detail = {"what": "laid_again", "laid": _names(again.laid), "earlier": named}
     return Review(ReviewReason.SUSPECT_READ, event.t, seat=event.seat, deal=deal.number,
                   cards=tuple(_names(event.cards)), readings=weighing.readings(), of=event.id,
-                  message=f"{event.seat}'s cards read as {cards_name(event.cards)} would show {shown} in this deal: "
-                          f"this read or an earlier one ({earlier}) is wrong; please confirm",
-                  detail={"what": "seen_again", "seen": seen,
-                          "earlier": [{"seat": r.seat, "at": r.t, "of": r.of, "cards": _names(r.cards)}
-                                      for r in again.earlier]})
+                  message=f"{message}: this read or an earlier one ({earlier}) is wrong; please confirm",
+                  detail=detail)
 
 
 class PlayRules(Phase):

@@ -162,6 +162,21 @@ def test_a_card_read_a_third_time_names_the_earlier_reads_one_of_which_is_wrong(
     assert not [r for r in s.referee.records() if r.get("reason") == "suspect_read"]
 
 
+def test_with_known_hands_a_card_the_seats_earlier_read_laid_names_that_read():
+    s = Script()
+    s.quick_deal(hands={"S": ["5S", "9D", "9H"], "E": ["8S", "8C", "3C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
+    s("play", seat="S", cards=["5S"], **CAMERA)
+    s("play", seat="E", cards=["8C"], id="e1", **CAMERA)  # E laid 8S
+    for seat in "NWS":
+        s("pass", seat=seat)
+    out = s("play", seat="E", cards=["8C"], id="e2", **CAMERA)
+    assert [(r["type"], r.get("reason"), r["detail"]["what"]) for r in out] == [("review", "suspect_read", "laid_again")]
+    assert [r["of"] for r in out[0]["detail"]["earlier"]] == ["e1"] and out[0]["detail"]["laid"] == ["8C"]
+    assert s.deal.counts["E"] == 1 and s.deal.table_seat == "E"
+    s("correction", of="e1", event={"type": "play", "seat": "E", "cards": ["8S"], "source": "manual"}, by="Ref Li")
+    assert not [r for r in s.referee.records() if r.get("reason") == "suspect_read"]
+
+
 def test_read_is_right_closes_the_review_without_a_correction():
     s = Script()
     _led(s, ["9S"])

@@ -114,9 +114,10 @@ def _values(record: dict, d: dict) -> dict:
         values["problem"] = _problem(d, seat)
     elif what == "deck_wrong":
         values["extra"] = t("msg.deck_extra", cards=cards_word(d.get("extra"))) if d.get("extra") else ""
-    elif what in ("too_many_copies", "seen_again"):
+    elif what in ("too_many_copies", "seen_again", "laid_again"):
         values["seen"] = t("msg.list_sep").join(t("msg.seen_times", card=card_word(c), n=n)
                                                 for c, n in (d.get("seen") or {}).items())
+        values["laid"] = cards_word(d.get("laid"))
         values["earlier"] = t("msg.list_sep").join(f"{seat_word(r.get('seat'))}: {cards_word(r.get('cards'))}"
                                                    for r in d.get("earlier") or ())
     elif what == "low_confidence":
