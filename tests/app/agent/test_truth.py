@@ -153,7 +153,7 @@ def test_a_misread_a_later_item_names_as_an_earlier_read_is_caught_later(plan):
               "detail": {"what": "seen_again", "earlier": [{"seat": misread["seat"], "at": misread["t"]}]}}
     answers = sent_as_seen(plan, misread["t"], ["BJ"])
     s = score(plan.truth, plan.breaches, answers, records + [naming], records)
-    assert (s.misreads, s.misreads_caught, s.misreads_caught_later) == (1, 1, 1)
+    assert (s.misreads, s.misreads_caught, s.misreads_caught_later, s.prompts_on_misreads) == (1, 1, 1, 1)
     unnamed = dict(naming, detail={"what": "impossible_read"})
     s = score(plan.truth, plan.breaches, answers, records + [unnamed], records)
     assert (s.misreads_caught, s.misreads_caught_later) == (0, 0)

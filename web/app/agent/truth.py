@@ -291,6 +291,7 @@ class FlagScore:
     prompts: int = 0
     """Review items asking whether a read is right (:data:`DOUBT_REASONS`)."""
     prompts_on_misreads: int = 0
+    """Prompts at a misread play or naming one as the earlier read in question."""
     prompt_reasons: Counter = field(default_factory=Counter)
     """The prompts by review reason."""
     deals: int = 0
@@ -370,7 +371,7 @@ def score(
         knock_on=len(knock_on),
         other_false_flags=len(false) - len(on_misread) - len(knock_on),
         prompts=len(prompts),
-        prompts_on_misreads=sum(1 for r in prompts if (r.get("seat"), r["at"]) in at_misread),
+        prompts_on_misreads=sum(1 for r in prompts if at_misread.intersection(moments(r))),
         prompt_reasons=Counter(r["reason"] for r in prompts),
         deals=len(truth_deals),
         deal_results_right=sum(1 for d in truth_deals if d in recorded),
@@ -381,7 +382,7 @@ def score(
         + [f"misread unnoticed: {p.seat} at {p.at:g} true {_key(p.true)[1] if p.true else '-'} read "
            f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)]
         + [f"prompt: {r['reason']} {r.get('seat') or '-'} at {r['at']:g}"
-           f"{' (a misread)' if (r.get('seat'), r['at']) in at_misread else ''}" for r in prompts],
+           f"{' (a misread)' if at_misread.intersection(moments(r)) else ''}" for r in prompts],
     )
 
 
