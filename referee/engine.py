@@ -6,6 +6,8 @@ results, rulings, reviews); ``records()`` gives them as the JSON Lines contract 
 ``EventError``): it is not accepted and changes nothing. The rules themselves live in
 :mod:`referee.phases`, one module per phase, applied by :class:`referee.machine.Machine`;
 this module keeps the log, applies corrections and dismissals, and makes snapshots.
+``fold_corrections`` is the one statement of where a correction and a confirmation act in
+a table's log, for anyone who shows the log step by step as the referee judged it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .rulesets import Ruleset, load_ruleset
 from .state import SessionState
 from .verdicts import Confirmed, Dismissed, Flag, FlagKey, Rederived, Verdict, Withdrawn
 
-__all__ = ["Referee", "Rejected", "replay"]
+__all__ = ["Referee", "Rejected", "fold_corrections", "replay"]
 
 
 class Referee:
@@ -201,6 +203,48 @@ def _missing(these: list[Verdict], there: list[Verdict]) -> list[Verdict]:
         else:
             out.append(verdict)
     return out
+
+
+def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
+    """A table's accepted events (JSON, each with its ``seq``) as the referee judges them:
+    each correction's replacement where the corrected event stood, and each ``confirm_read``
+    just after the read it confirms.
+
+    The replacement keeps the original's id, and its time unless it names its own
+    (``Correction.replacement_t``, as ``Referee`` re-judges it); the correction itself is
+    not a step. A confirmation is a step, dated like its read (times never go backwards), so
+    that the steps after a read a referee confirmed show the deal judged with that read, as
+    the referee re-judged it, while the step of the read still holds the review the
+    confirmation closes. Fed in this order, a fresh ``Referee`` ends where the live one does.
+    Returns pairs of the event and, for a corrected one, ``{"by", "seq", "original"}``.
+    """
+    out: list[list] = []
+    where: dict[str, int] = {}
+    confirms: dict[int, list[dict]] = {}
+    for event in raw:
+        if event["type"] == "confirm_read" and str(event.get("of")) in where:
+            confirms.setdefault(where[str(event["of"])], []).append(event)
+            continue
+        if event["type"] != "correction":
+            if event.get("id") is not None:
+                where[str(event["id"])] = len(out)
+            out.append([event, None])
+            continue
+        at = where.get(str(event.get("of")))
+        if at is None:
+            continue
+        original, earlier = out[at]
+        retimed = ev.parse_event(event).replacement_t(original["t"])
+        replacement = {**event["event"], "t": retimed, "id": original.get("id"),
+                       "table": original.get("table"), "seq": original["seq"]}
+        replacement.setdefault("source", "manual")
+        out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
+                                 "original": (earlier or {}).get("original", original)}]
+    folded: list[tuple[dict, dict | None]] = []
+    for at, (event, corrected) in enumerate(out):
+        folded.append((event, corrected))
+        folded += [({**confirm, "t": event["t"]}, None) for confirm in confirms.get(at, ())]
+    return folded
 
 
 def replay(events, ruleset: Ruleset | None = None) -> list[Verdict]:

@@ -1,7 +1,8 @@
 """A table's timeline replays its events as the referee judged them in the end: a read a
 referee confirmed later is judged as read at every step after it (the appeal review)."""
 
-from web.app.timeline import Timeline, Timelines, fold_corrections
+from referee.engine import fold_corrections
+from web.app.timeline import Timeline, Timelines
 
 CAMERA = {"source": "camera", "confidence": 0.99}
 

@@ -5,8 +5,9 @@ plays of the current round with where each read came from, the state after any s
 a deal (appeal review, X7), which flags were confirmed or dismissed, and a view that lags
 behind by the broadcast delay. A ``Timeline`` replays a table's accepted events (read
 through the store) with corrections folded in at the place of the event they replace and
-confirmations of a read right after it, as the referee re-derives them; it is cached per table and extended event by
-event while no correction arrives.
+confirmations of a read right after it, as the referee re-derives them
+(``referee.engine.fold_corrections``); it is cached per table and extended event by event
+while no correction arrives.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
-from referee.events import parse_event
+from referee.engine import fold_corrections
+from referee.events import EventError
 from referee.verdicts import FlagKey
 from referee.view import view_for
 from web.store import Store
@@ -34,7 +36,7 @@ CLOSING_RECORDS = {"dismissed": "dismissed", "withdrawn": "withdrawn", "confirme
 whose read a referee confirmed (a ``confirm_read``)."""
 REJUDGING = ("correction", "confirm_read")
 """Events after which a timeline is replayed from the start: the referee judged the deal
-afresh from an earlier event (``fold_corrections``)."""
+afresh from an earlier event (``referee.engine.fold_corrections``)."""
 NOTED_RECORDS = ("flag", "review", "deal_end", "session_result")
 """Records a table's summary counts or shows: kept aside as they are derived, so that a
 summary reads them, not every step of a session that may run to thousands."""
@@ -224,7 +226,10 @@ class Timelines:
         deal = state.deal if state is not None else None
         where = (deal.number, deal.round) if deal is not None and deal.phase != "over" else (None, None)
         body = {k: v for k, v in event.items() if k != "seq"}
-        records = [r for r in referee.feed(body) if r.get("type") != "error"]
+        try:
+            records = [v.to_json() for v in referee.feed(body)]
+        except EventError:  # an event the re-judged log makes impossible: a step of nothing
+            records = []
         if where == (None, None) and referee.state is not None and referee.state.deal is not None:
             where = (referee.state.deal.number, referee.state.deal.round)  # a deal_start opens its deal
         step = Step(event["seq"], body, where[0], where[1], records, view_for(referee.state), corrected)
@@ -242,44 +247,3 @@ class Timelines:
                 timeline.closed[FlagKey.of(r)] = {"how": CLOSING_RECORDS[r["type"]],
                                                 "by": r.get("by") or event.get("by"),
                                                 "seq": event["seq"], "reason": r.get("reason")}
-
-
-def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
-    """The accepted events with each correction applied where the corrected event stood, and
-    each ``confirm_read`` moved to just after the read it confirms.
-
-    The replacement keeps the original's id, and its time unless it names its own
-    (``Correction.replacement_t``, as the referee does); the correction itself is not
-    replayed (the referee folds it in too). A confirmation is
-    replayed, dated like its read (times never go backwards), so the steps after a read
-    a referee confirmed show the deal judged with that read, as the referee re-judged it;
-    the step of the read still holds its review, which the confirmation closes. Returns
-    pairs of the event and, for a corrected one, ``{"by", "seq", "original"}``.
-    """
-    out: list[list] = []
-    where: dict[str, int] = {}
-    confirms: dict[int, list[dict]] = {}
-    for event in raw:
-        if event["type"] == "confirm_read" and str(event.get("of")) in where:
-            confirms.setdefault(where[str(event["of"])], []).append(event)
-            continue
-        if event["type"] != "correction":
-            if event.get("id") is not None:
-                where[str(event["id"])] = len(out)
-            out.append([event, None])
-            continue
-        at = where.get(str(event.get("of")))
-        if at is None:
-            continue
-        original, earlier = out[at]
-        retimed = parse_event(event).replacement_t(original["t"])
-        replacement = {**event["event"], "t": retimed, "id": original.get("id"),
-                       "table": original.get("table"), "seq": original["seq"]}
-        replacement.setdefault("source", "manual")
-        out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
-                                 "original": (earlier or {}).get("original", original)}]
-    folded: list[tuple[dict, dict | None]] = []
-    for at, (event, corrected) in enumerate(out):
-        folded.append((event, corrected))
-        folded += [({**confirm, "t": event["t"]}, None) for confirm in confirms.get(at, ())]
-    return folded
