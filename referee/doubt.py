@@ -59,11 +59,13 @@ def is_doubtful(play: Play, confirmed: frozenset[str]) -> bool:
     return play.source == "camera" and (play.id is None or play.id not in confirmed)
 
 
-def candidates(play: Play) -> list[Candidate]:
+def candidates(play: Play, hand: list[Card] | None = None) -> list[Candidate]:
     """The read, then the reader's alternatives (most likely first), then each face read
-    once doubled (two equal cards overlapping show one index pair). A read with a card too
-    many is not guessed at: taking a card away changes the seat's count, which a wrong guess
-    would carry to the end of the deal; such a read stands as read and is asked about."""
+    once doubled (two equal cards overlapping show one index pair), then, with the seat's
+    ``hand`` known, the read without the cards the hand does not hold (a card seen that was
+    never laid). Without a hand a read with a card too many is not guessed at: taking a card
+    away changes the seat's count, which a wrong guess would carry to the end of the deal;
+    such a read stands as read and is asked about."""
     read_p = 1.0 if play.confidence is None else play.confidence
     out = [Candidate("read", play.cards, read_p)]
     out += [Candidate(f"alternative {i}", alt.cards, alt.p) for i, alt in enumerate(play.alternatives or (), 1)]
@@ -74,6 +76,11 @@ def candidates(play: Play) -> list[Candidate]:
         if counts[face] < COPIES and doubled not in listed:
             out.append(Candidate(f"two {card_name(face)} counted once", doubled, None))
             listed.add(doubled)
+    if hand is not None:
+        held = tuple((counts & Counter(hand)).elements())
+        if held and len(held) < len(play.cards) and tuple(sorted(held)) not in listed:
+            phantom = tuple((counts - Counter(held)).elements())
+            out.append(Candidate(f"without {cards_name(phantom)}, not in {play.seat}'s hand", held, None))
     return out
 
 
@@ -138,10 +145,9 @@ def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType 
         return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)")
     if len(cards) > deal.counts[seat] and seat not in deal.doubted:  # a count in question follows the table
         return Judged(candidate, None, f"{seat} holds only {deal.counts[seat]} cards")
-    if deal.hands is not None:
-        hand = Counter(deal.hands[seat])
-        if any(hand[c] < n for c, n in Counter(cards).items()):
-            return Judged(candidate, None, f"{seat} does not hold {cards_name(cards)}")
+    missing = _not_held(deal, seat, cards)
+    if missing:
+        return Judged(candidate, None, f"{seat} does not hold {cards_name(missing)}")
     if default_reading(cards, deal.level, None, declared) is None:
         return Judged(candidate, None, f"{cards_name(cards)} is not a combination")
     reading = default_reading(cards, deal.level, table, declared)
@@ -208,4 +214,5 @@ class Weighing:
 
 
 def weigh(deal: DealState, play: Play, table: Reading | None) -> Weighing:
-    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table) for c in candidates(play)))
+    hand = None if deal.hands is None else deal.hands[play.seat]
+    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table) for c in candidates(play, hand)))

@@ -177,6 +177,19 @@ def test_with_known_hands_a_card_the_seats_earlier_read_laid_names_that_read():
     assert not [r for r in s.referee.records() if r.get("reason") == "suspect_read"]
 
 
+def test_with_known_hands_a_card_the_seat_does_not_hold_is_taken_as_seen_but_never_laid():
+    s = Script()
+    s.quick_deal(hands={"S": ["5S", "9D"], "E": ["6S", "8C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
+    s("play", seat="S", cards=["5S"], **CAMERA)
+    out = s("play", seat="E", cards=["6S", "6C"], id="e1", **CAMERA)  # E laid 6S; 6C is not E's
+    out = [r for r in out if r.get("rule") != "R1"]  # S, down to one card, did not report (tiny hands)
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert "E does not hold 6C" in out[0]["message"] and "taken as 6S (without 6C, not in E's hand)" in out[0]["message"]
+    assert s.deal.counts["E"] == 1 and [card_name(c) for c in s.deal.hands["E"]] == ["8C"]
+    s("play", seat="N", cards=["JS"], **CAMERA)  # the table plays on: no further item about a read
+    assert [r for r in s.records if r.get("reason") == "suspect_read"] == out
+
+
 def test_read_is_right_closes_the_review_without_a_correction():
     s = Script()
     _led(s, ["9S"])
