@@ -13,6 +13,7 @@ a table's log, for anyone who shows the log step by step as the referee judged i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from . import events as ev
 from . import snapshot
@@ -23,6 +24,10 @@ from .state import SessionState
 from .verdicts import Confirmed, Dismissed, Flag, FlagKey, Rederived, Verdict, Withdrawn
 
 __all__ = ["Referee", "Rejected", "fold_corrections", "replay"]
+
+Observer = Callable[[int, ev.Event, list[Verdict]], None]
+"""Told of each event a referee accepts: how many it has accepted (this one included), the
+event and its verdicts (``Referee.follow``)."""
 
 
 class Referee:
@@ -41,6 +46,7 @@ class Referee:
         self._ids: dict[str, ev.Event] = {}
         self._verdicts: list[Verdict] = []
         self._received: list[ev.Event] = []  # every accepted event as received: what a snapshot holds
+        self._observers: list[Observer] = []
 
     @property
     def state(self) -> SessionState | None:
@@ -49,6 +55,17 @@ class Referee:
     @property
     def log(self) -> tuple[ev.Event, ...]:
         return tuple(self._log)
+
+    @property
+    def accepted(self) -> int:
+        """How many events this referee accepted (a store numbers them so: seq 1, 2, ...)."""
+        return len(self._received)
+
+    def follow(self, observer: Observer) -> None:
+        """Tell ``observer`` of every event accepted from now on, after judging it: a screen
+        that shows each step keeps what the one live referee of a table derived instead of
+        judging the table a second time. It runs in the feeding thread, so it stays short."""
+        self._observers.append(observer)
 
     def verdicts(self) -> list[Verdict]:
         """Everything derived so far, typed."""
@@ -77,6 +94,8 @@ class Referee:
             self._accept(event)
             self._verdicts += verdicts
         self._received.append(event)
+        for observer in self._observers:
+            observer(len(self._received), event, verdicts)
         return verdicts
 
     def _accept(self, event: ev.Event) -> None:

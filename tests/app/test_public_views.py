@@ -74,18 +74,22 @@ def test_the_kept_records_hold_flags_and_results_of_a_whole_session():
 
 def test_a_feeds_reads_share_one_connection_while_reading():
     """Each connection checked out of a PostgreSQL pool is pinged first: a batch of tiles
-    read inside ``reading()`` checks out one, not two per table."""
+    read inside ``reading()`` checks out one, not two per table (once the timelines follow
+    the tables' live referees: the first read of a table asks the store for it)."""
     with tempfile.TemporaryDirectory() as tmp, \
             open_store(f"sqlite:///{tmp}/g.sqlite3", secret=TEST_SECRET) as store:
-        store.append_many(play_session(3, table="T1")[:20] + play_session(4, table="T2")[:20])
+        one, two = play_session(3, table="T1"), play_session(4, table="T2")
+        store.append_many(one[:18] + two[:18])
         timelines = Timelines(store)
+        timelines.get("T1"), timelines.get("T2")
+        store.append_many(one[18:20] + two[18:20])
         checkouts = []
         event.listen(store.engine, "checkout", lambda *args: checkouts.append(args))
         with timelines.reading():
             assert timelines.get("T1").head_seq == 20 and timelines.get("T2").head_seq == 20
             assert timelines.head("T1")["head_seq"] == 20
         assert len(checkouts) == 1
-        store.append_many(play_session(3, table="T1")[20:22])
+        store.append_many(one[20:22])
         before = len(checkouts)
         assert timelines.get("T1").head_seq == 22 and len(checkouts) == before + 1  # outside: one of its own
 
