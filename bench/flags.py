@@ -80,6 +80,16 @@ def without_referee(tables: list[SimulatedTable], base: Path) -> dict[str, FlagS
         return scored(tables, store, answers)
 
 
+def keep(tables: list[SimulatedTable], store: Store, path: Path) -> None:
+    """Each table's truth, the agent's events with the server's answers, and the store's
+    events and records, as one JSON file: a run to look into afterwards."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({t.plan.table: {
+        "truth": t.plan.truth, "breaches": t.plan.breaches,
+        "answers": [{"event": a.event, "result": a.result} for a in t.sender.answers],
+        "events": store.events(t.plan.table), "records": store.records(t.plan.table)} for t in tables}))
+
+
 def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
     """One seed's tables played and scored (per mode: ``none``, ``auto`` or both): per-table
     scores, the referee's answers, errors."""
@@ -107,6 +117,8 @@ def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
             watcher.join()
             referee.finish()
         played = scored(tables, server.store, {t.plan.table: list(t.sender.answers) for t in tables})
+        if args.keep is not None:
+            keep(tables, server.store, args.keep / f"seed{seed}.json")
         scores = {"none": played} if referee is None else {"auto": played}
         if args.referee == "both":
             scores["none"] = without_referee(tables, base / "none")
@@ -156,6 +168,9 @@ def main() -> int:
                         help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
     parser.add_argument("--delay", type=float, default=DELAY_S,
                         help=f"table seconds before the auto referee answers an item (default {DELAY_S:g})")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="write each seed's tables (truth, the agent's events and answers, the store's "
+                             "events and records) to DIR/seedN.json")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON")
     args = parser.parse_args()
     if not 1 <= args.tables <= 16:
