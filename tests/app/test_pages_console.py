@@ -256,6 +256,25 @@ def test_a_suspected_read_offers_its_other_readings_in_one_click(app, referee, p
     assert "疑似误识别" in page and "备选识别1" in page and "实为" in page
 
 
+def test_a_card_an_earlier_read_took_from_the_hand_offers_to_correct_that_read(app, referee, post_events):
+    camera = {"source": "camera", "confidence": 0.97}
+    post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["TS"], **camera}]
+                + [{"type": "pass", "t": t, "id": f"x{n}", "seat": seat, "source": "camera"}
+                   for n, (seat, t) in enumerate((("E", 24.0), ("N", 27.0), ("W", 30.0)))]
+                + [{"type": "play", "t": 33.0, "id": "p7", "seat": "S", "cards": ["4S"], **camera},
+                   {"type": "play", "t": 36.0, "id": "p8", "seat": "E", "cards": ["5S"], **camera}])
+    page = referee.get("/flags/").get_data(as_text=True)
+    item = page.split('data-rule="suspect_read"', 1)[1].split("</article>", 1)[0]
+    assert "earlier reads laid already" in item
+    earlier = item.split('class="correct-earlier"', 1)[1].split("</form>", 1)[0]
+    assert 'name="of" value="p2"' in earlier and 'value="5S">' in earlier
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert "已由东先前的识别打出" in page and "先前识别（9.0 秒）" in page and "更正那次识别" in page
+    page = form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="5D").get_data(as_text=True)
+    assert not [a for a in articles(page) if a["data-rule"] == "suspect_read" and "status-open" in a["class"]]
+
+
 def test_appeal_review_shows_who_confirmed_a_read_and_what_settled_one(referee, post_events):
     form_post(referee, "/flags/T1/confirm_read", of="p2")
     post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["JS"], "source": "camera",

@@ -188,6 +188,8 @@ def _item(table_id: str, kind: str, record: dict, status: str, step: Step, close
         "correctable": step.event.get("id") is not None and step.event["type"] in ("play", "pass", "conflict"),
         "retimable": step.event.get("id") is not None,
         "window": None, "knock_on": [],
+        "earlier": [e for e in (record.get("detail") or {}).get("earlier") or () if e.get("of")]
+        if kind == "doubt" else [],
     }
 
 
