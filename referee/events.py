@@ -17,13 +17,32 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from enum import Enum, StrEnum
 from typing import Any, ClassVar
 
 from .cards import Card, CardError, card_name, parse_card, parse_cards
 from .combos import CombType, ComboError, parse_comb_type
 from .seats import Seat, SeatError, Side, parse_seat, parse_side
 
-PENALTY_LEVELS = ("warning", "violation", "foul", "loss")
+
+
+class PenaltyLevel(StrEnum):
+    """How grave a breach is (X1-X4), least first: a penalty's level and a flag's severity.
+    Two of one level make the next (X1); a string enum, so it is written as its value."""
+
+    WARNING = "warning"
+    VIOLATION = "violation"
+    FOUL = "foul"
+    LOSS = "loss"
+
+    def escalated(self) -> PenaltyLevel | None:
+        """The level two of these make (X1), or ``None`` for a loss."""
+        order = tuple(PenaltyLevel)
+        rank = order.index(self)
+        return order[rank + 1] if rank + 1 < len(order) else None
+
+
+PENALTY_LEVELS = tuple(level.value for level in PenaltyLevel)
 SOURCES = ("camera", "rfid", "fused", "manual")
 FAULT_SOURCES = ("camera", "rfid")
 
@@ -40,7 +59,7 @@ def _json_value(value: Any) -> Any:
     """A field's JSON form: card lists by name, enums by value, events by their JSON."""
     if isinstance(value, Event):
         return value.to_json()
-    if isinstance(value, CombType):
+    if isinstance(value, Enum):
         return value.value
     if isinstance(value, dict):
         return {k: _json_value(v) for k, v in value.items()}
@@ -208,7 +227,7 @@ class Correction(Event):
 class Penalty(Event):
     kind: ClassVar[str] = "penalty"
     side: Side = "NS"
-    level: str = "warning"
+    level: PenaltyLevel = PenaltyLevel.WARNING
     rule: str = ""
     by: str | None = None
     seat: Seat | None = None
@@ -437,7 +456,7 @@ def _parse_penalty(obj: dict, common: dict) -> Event:
         side = parse_side(_get(obj, "side", "penalty"))
     except SeatError as exc:
         raise EventError(f"penalty.side: {exc}") from None
-    return Penalty(side=side, level=level, rule=rule, by=obj.get("by"), seat=_seat(obj, "seat", "penalty", False), **common)
+    return Penalty(side=side, level=PenaltyLevel(level), rule=rule, by=obj.get("by"), seat=_seat(obj, "seat", "penalty", False), **common)
 
 
 def _parse_arrival(obj: dict, common: dict) -> Event:

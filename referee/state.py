@@ -8,11 +8,23 @@ not these records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from .cards import Card, Rank
 from .combos import Reading
+from .events import PenaltyLevel
 from .rulesets import Ruleset
 from .seats import SEATS, Seat, Side, next_seat
+
+
+class DealPhase(StrEnum):
+    """Where a deal stands; a string enum, so views and records carry its value."""
+
+    TRIBUTE = "tribute"
+    """Tributes and returns are owed (T1-T6); nobody plays yet."""
+    PLAY = "play"
+    OVER = "over"
+    """Ended (P7, a foul, or the session's end); the next deal_start begins another."""
 
 
 @dataclass
@@ -60,7 +72,7 @@ class DealState:
     started_at: float
     hands: dict[Seat, list[Card]] | None
     counts: dict[Seat, int] = field(default_factory=lambda: {s: 27 for s in SEATS})
-    phase: str = "play"  # "tribute" (tributes and returns), "play", "over"
+    phase: DealPhase = DealPhase.PLAY
     # tribute and return (T1-T6)
     payers: tuple[Seat, ...] = ()
     winner: Seat | None = None  # the previous deal's 上游
@@ -121,9 +133,10 @@ class SessionState:
     last_order: tuple[Seat, ...] | None = None
     no_tribute: bool = False  # X3: no tribute in the deal after a foul
     next_leader: Seat | None = None  # X3/T5: who leads the next deal when there is no tribute
-    penalties: dict[Side, dict[str, int]] = field(
-        default_factory=lambda: {s: {"warning": 0, "violation": 0, "foul": 0} for s in ("NS", "EW")}
+    penalties: dict[Side, dict[PenaltyLevel, int]] = field(
+        default_factory=lambda: {s: {level: 0 for level in PenaltyLevel if level.escalated()} for s in ("NS", "EW")}
     )
+    """Each side's penalties of each level short of a loss, since two of one last made the next (X1)."""
     deciding_deal: bool = False  # W1: time is up at equal levels, one more deal decides
     over: bool = False
     deal: DealState | None = None

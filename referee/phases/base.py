@@ -11,7 +11,7 @@ from .. import events as ev
 from ..cards import Card, cards_name
 from ..rulesets import Ruleset
 from ..seats import Seat, Side, side_of
-from ..state import DealState, SessionState
+from ..state import DealPhase, DealState, SessionState
 from ..verdicts import ClaimWindow, Flag, SessionEnding, Verdict
 
 
@@ -33,7 +33,7 @@ def handles(kind: type) -> Callable:
     return register
 
 
-def flag(rule: str, severity: str, seat: Seat | None, message: str, at: float, claim_until: ClaimWindow,
+def flag(rule: str, severity: ev.PenaltyLevel, seat: Seat | None, message: str, at: float, claim_until: ClaimWindow,
          side: Side | None = None, due: float | None = None, detail: dict | None = None) -> Flag:
     return Flag(rule, severity, seat, side or (side_of(seat) if seat else None), message, at, claim_until, due,
                 detail)
@@ -72,7 +72,7 @@ class Phase(ABC):
 
     def _deal(self, event: ev.Event) -> DealState:
         deal = self._session(event).deal
-        if deal is None or deal.phase == "over":
+        if deal is None or deal.phase == DealPhase.OVER:
             raise Rejected("no deal in progress (the deal ended or has not started)")
         return deal
 

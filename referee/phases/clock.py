@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..seats import Seat
-from ..state import Clock, DealState
+from ..state import Clock, DealPhase, DealState
 from ..verdicts import ClaimWindow, Verdict
 from .base import Phase, claim_round, flag, handles
 
@@ -31,7 +32,7 @@ class ClockRules(Phase):
     def _clock_flags(self, t: float) -> list[Verdict]:
         """K1-K4: a limit plus the referee's countdown passed: one warning per clock."""
         deal = self.session.deal if self.session else None
-        if deal is None or deal.phase == "over":
+        if deal is None or deal.phase == DealPhase.OVER:
             return []
         out = []
         grace = self.ruleset.countdown_seconds
@@ -40,7 +41,7 @@ class ClockRules(Phase):
                 clock.flagged = True
                 who = clock.seat or "the leader"
                 out.append(flag(
-                    clock.rule, "warning", clock.seat,
+                    clock.rule, PenaltyLevel.WARNING, clock.seat,
                     f"{who} took over {clock.limit:g} s (+{grace:g} s countdown) to {clock.what}",
                     t, claim_round(deal), due=clock.start + clock.limit + grace,
                     detail={"what": "over_time", "limit": clock.limit, "countdown": grace,
@@ -65,11 +66,11 @@ class ClockRules(Phase):
         if minutes > 10:
             house = bool(rules.late_forfeit_levels)
             at = f" (scored {rules.late_forfeit_levels})" if house else ""
-            severity, what = "loss", "forfeits the round" + at
+            severity, what = PenaltyLevel.LOSS, "forfeits the round" + at
         elif minutes > 5:
-            severity, what = "foul", "gives the opponents deal 1 with +3" if house else "is a foul"
+            severity, what = PenaltyLevel.FOUL, "gives the opponents deal 1 with +3" if house else "is a foul"
         else:
-            severity, what = "warning", "is a warning"
+            severity, what = PenaltyLevel.WARNING, "is a warning"
         return [flag("K5", severity, None, f"{event.side} arrived {minutes:g} min late: {what}",
                      event.t, ClaimWindow(session=True), side=event.side,
                      detail={"what": "late", "minutes": minutes, "house": house})]

@@ -4,6 +4,7 @@ played in a deal); RFID deck checks."""
 from __future__ import annotations
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..cards import COPIES, DECK_SIZE, Card, card_name, over_copies
 from ..seats import SEATS, Seat, Side
 from ..state import DealState
@@ -11,7 +12,7 @@ from ..verdicts import ClaimWindow, Flag, Verdict
 from .base import Phase, claim_deal, flag, handles
 
 
-def _d3(severity: str, seat: Seat | None, message: str, t: float, window: ClaimWindow,
+def _d3(severity: PenaltyLevel, seat: Seat | None, message: str, t: float, window: ClaimWindow,
         side: Side | None = None, detail: dict | None = None) -> Flag:
     return flag("D3", severity, seat, message, t, window, side=side, detail=detail)
 
@@ -24,14 +25,14 @@ class DeckRules(Phase):
         out = []
         for seat in SEATS:
             if len(deal.hands[seat]) != 27:
-                out.append(_d3("foul", seat, f"{seat} holds {len(deal.hands[seat])} cards after drawing, not 27",
+                out.append(_d3(PenaltyLevel.FOUL, seat, f"{seat} holds {len(deal.hands[seat])} cards after drawing, not 27",
                                t, claim_deal(deal), detail={"what": "hand_size", "count": len(deal.hands[seat])}))
         cards = [c for hand in deal.hands.values() for c in hand]
         extra = sorted(card_name(c) for c in over_copies(cards))
         total = len(cards)
         if extra or total != DECK_SIZE:
             detail = f"{total} cards" + (f"; more than two of {', '.join(extra)}" if extra else "")
-            out.append(_d3("warning", None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal),
+            out.append(_d3(PenaltyLevel.WARNING, None, f"the deck is wrong ({detail}): replace it", t, claim_deal(deal),
                            detail={"what": "deck_wrong", "total": total, "extra": extra}))
         return out
 
@@ -47,7 +48,7 @@ class DeckRules(Phase):
         if not over:
             return None
         shown = ", ".join(f"{card_name(c)} {seen[c]} times" for c in over)
-        return _d3("warning", seat, f"{seat}'s play would show {shown} in this deal; two decks hold two of each "
+        return _d3(PenaltyLevel.WARNING, seat, f"{seat}'s play would show {shown} in this deal; two decks hold two of each "
                                     "(a misread, or a card from another deck): not judged", t, claim_deal(deal),
                    detail={"what": "too_many_copies", "seen": {card_name(c): seen[c] for c in over}})
 
@@ -62,5 +63,5 @@ class DeckRules(Phase):
         session = self._session(event)
         deal = session.deal
         window = claim_deal(deal) if deal is not None else ClaimWindow(session=True)
-        return self._clock_flags(event.t) + [_d3("warning", event.seat, event.message, event.t, window,
+        return self._clock_flags(event.t) + [_d3(PenaltyLevel.WARNING, event.seat, event.message, event.t, window,
                                                  detail={"what": "deck_anomaly", "tags": list(event.tags)})]

@@ -4,9 +4,10 @@ what a violation, a foul or a loss does to the deal and the round."""
 from __future__ import annotations
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..scoring import deal_level
 from ..seats import next_seat, other_side, seats_of
-from ..state import DealState
+from ..state import DealPhase, DealState
 from ..verdicts import Ruling, SessionEnding, Verdict
 from .base import Phase, handles
 
@@ -17,22 +18,22 @@ class PenaltyRules(Phase):
         session = self._session(event)
         counts = session.penalties[event.side]
         level, escalated = event.level, []
-        for lower, higher in (("warning", "violation"), ("violation", "foul"), ("foul", "loss")):
-            if level == lower:
-                counts[lower] += 1
-                if counts[lower] >= 2:
-                    counts[lower] = 0
-                    escalated.append(f"2nd {lower}")
-                    level = higher
+        while (higher := level.escalated()) is not None:
+            counts[level] += 1
+            if counts[level] < 2:
+                break
+            counts[level] = 0
+            escalated.append(f"2nd {level}")
+            level = higher
         records: list[Verdict] = [Ruling(event.side, event.seat, event.rule, event.level, level, tuple(escalated),
                                          event.by, event.t, dict(counts))]
         deal = session.deal
-        in_play = deal is not None and deal.phase != "over"
-        if level == "violation" and event.seat and in_play and deal.phase == "play":
+        in_play = deal is not None and deal.phase != DealPhase.OVER
+        if level == PenaltyLevel.VIOLATION and event.seat and in_play and deal.phase == DealPhase.PLAY:
             deal.forbidden = event.seat
             if deal.turn == event.seat:
                 records += self._advance(deal, event.seat, event.t)
-        elif level == "foul":
+        elif level == PenaltyLevel.FOUL:
             session.no_tribute = True
             session.next_leader = next_seat(event.seat) if event.seat else None
             if not in_play:
@@ -44,7 +45,7 @@ class PenaltyRules(Phase):
             first = [s for s in deal.out if s in winners]
             order = tuple(first + [s for s in winners if s not in first]) + seats_of(event.side)
             records += self._end_deal(order, event.t, foul_side=event.side)
-        elif level == "loss":
+        elif level == PenaltyLevel.LOSS:
             winner = other_side(event.side)
             at = session.ruleset.late_forfeit_at() if event.rule == "K5" else None
             if at is not None:  # scored as a round won at the ruleset's levels (001 三: A against 6)

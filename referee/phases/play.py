@@ -7,27 +7,28 @@ import copy
 import dataclasses
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..cards import Card, card_name, cards_name, rank_name
 from ..combos import CombType, Reading, default_reading
 from ..doubt import SeenAgain, Weighing, is_doubtful, seen_again, weigh
 from ..seats import SEATS, Seat, partner
-from ..state import CameraRead, DealState, Standing
+from ..state import CameraRead, DealPhase, DealState, Standing
 from ..verdicts import ClaimWindow, Flag, Review, ReviewReason, Settled, Verdict
 from .base import Phase, Rejected, claim_deal, claim_round, flag, handles
 
 
 def _p1(seat: Seat, t: float, window: ClaimWindow) -> Flag:
-    return flag("P1", "warning", seat, f"{seat} must lead a combination and cannot pass", t, window,
+    return flag("P1", PenaltyLevel.WARNING, seat, f"{seat} must lead a combination and cannot pass", t, window,
                 detail={"what": "must_lead"})
 
 
-def _p4(severity: str, seat: Seat, message: str, t: float, window: ClaimWindow, detail: dict) -> Flag:
+def _p4(severity: PenaltyLevel, seat: Seat, message: str, t: float, window: ClaimWindow, detail: dict) -> Flag:
     """Out of turn: a play is a violation, a pass or statement a warning."""
     return flag("P4", severity, seat, message, t, window, detail=detail)
 
 
 def _p5(seat: Seat, message: str, t: float, window: ClaimWindow, detail: dict) -> Flag:
-    return flag("P5", "violation", seat, message, t, window, detail=detail)
+    return flag("P5", PenaltyLevel.VIOLATION, seat, message, t, window, detail=detail)
 
 
 def _names(cards) -> list[str]:
@@ -77,7 +78,7 @@ class PlayRules(Phase):
             if not (doubtful and seat in deal.doubted):
                 raise Rejected(f"{seat} has gone out and holds no cards")
             self._back_in(deal, seat, len(event.cards))
-        if deal.phase == "tribute":
+        if deal.phase == DealPhase.TRIBUTE:
             if deal.hands is None and not deal.paid and seat == deal.winner:
                 records = self._begin_play_after_tribute(deal, seat, event.t)
                 records.append(Review(ReviewReason.ANTI_TRIBUTE, event.t, deal=deal.number,
@@ -86,7 +87,7 @@ class PlayRules(Phase):
                                       detail={"what": "led_without_tribute", "leader": seat}))
                 return records + self.apply(event)
             return self._clock_flags(event.t) + [_p4(
-                "violation", seat, f"{seat} played before the tribute and return were finished", event.t,
+                PenaltyLevel.VIOLATION, seat, f"{seat} played before the tribute and return were finished", event.t,
                 claim_deal(deal), {"what": "played_in_tribute"})]
         if deal.hands is not None and not doubtful:
             self._holds(deal, seat, event.cards)
@@ -251,7 +252,7 @@ class PlayRules(Phase):
     def _out_of_turn(self, deal: DealState, event: ev.Play, cards: tuple[Card, ...],
                      doubt: str | None = None) -> list[Verdict]:
         """P4: one flag; the play stands as laid until the table shows the cards went back."""
-        flagged = _p4("violation", event.seat,
+        flagged = _p4(PenaltyLevel.VIOLATION, event.seat,
                       f"{event.seat} played {cards_name(cards)} out of turn ({deal.turn} to play)",
                       event.t, claim_round(deal), {"what": "played_out_of_turn", "cards": _names(cards), "turn": deal.turn})
         if doubt:
@@ -265,7 +266,7 @@ class PlayRules(Phase):
         before = copy.deepcopy(dataclasses.replace(deal, standing=None))
         due_before = deal.turn
         records = self._lay(deal, seat, cards, default_reading(cards, deal.level, None, declared), t, doubt, of)
-        if deal.phase != "over":
+        if deal.phase != DealPhase.OVER:
             deal.standing = Standing(seat, before, due_before)
         return records
 
@@ -292,7 +293,7 @@ class PlayRules(Phase):
         play is swept: had the count been wrong, the next seat would have acted."""
         session = self.session
         deal = None if session is None or session.over else session.deal
-        if deal is None or deal.phase == "over":
+        if deal is None or deal.phase == DealPhase.OVER:
             return []
         standing = deal.standing
         if standing is not None and standing.seat == event.seat:
@@ -343,7 +344,7 @@ class PlayRules(Phase):
         if left == 0:
             deal.out.append(seat)
             records += self._check_deal_end(t)
-            if deal.phase == "over":
+            if deal.phase == DealPhase.OVER:
                 return records
         elif left <= self.ruleset.report_threshold and seat not in deal.crossed:
             deal.crossed.add(seat)
@@ -374,11 +375,11 @@ class PlayRules(Phase):
             if deal.leading:  # the trick was taken as over without it: its pass was the trick's last
                 deal.turn = leader
                 return self._clock_flags(event.t)
-        if deal.phase != "tribute":
+        if deal.phase != DealPhase.TRIBUTE:
             deal = self._follow_table(deal, seat)
         records = self._clock_flags(event.t)
-        if deal.phase == "tribute" or (deal.turn is not None and seat != deal.turn):
-            return records + [_p4("warning", seat, f"{seat} passed out of turn ({deal.turn or 'tribute'} due)",
+        if deal.phase == DealPhase.TRIBUTE or (deal.turn is not None and seat != deal.turn):
+            return records + [_p4(PenaltyLevel.WARNING, seat, f"{seat} passed out of turn ({deal.turn or 'tribute'} due)",
                                   event.t, claim_round(deal), {"what": "passed_out_of_turn", "turn": deal.turn})]
         if deal.leading:
             return records + [_p1(seat, event.t, claim_round(deal))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..seats import Seat
 from ..state import DealState
 from ..verdicts import Flag, Review, ReviewReason, Verdict
@@ -11,12 +12,12 @@ from .base import Phase, claim_round, flag, handles
 
 def _r1(seat: Seat, message: str, t: float, deal: DealState, detail: dict) -> Flag:
     """A missing or wrong report after a play that left the seat at or under the threshold."""
-    return flag("R1", "warning", seat, message, t, claim_round(deal), detail=detail)
+    return flag("R1", PenaltyLevel.WARNING, seat, message, t, claim_round(deal), detail=detail)
 
 
 def _r2(seat: Seat, message: str, t: float, deal: DealState, detail: dict) -> Flag:
     """Reporting again, or asking for a count after it was reported."""
-    return flag("R2", "warning", seat, message, t, claim_round(deal), detail=detail)
+    return flag("R2", PenaltyLevel.WARNING, seat, message, t, claim_round(deal), detail=detail)
 
 
 class ReportingRules(Phase):

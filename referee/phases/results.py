@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import events as ev
 from ..scoring import DealOutcome, deal_outcome, level_name, table_score
 from ..seats import SEATS, Seat, Side, seats_of, side_of
-from ..state import DealState
+from ..state import DealPhase, DealState
 from ..verdicts import DealEnd, Review, ReviewReason, SessionEnding, SessionResult, Verdict
 from .base import Phase, Rejected, handles
 
@@ -68,7 +68,7 @@ class ResultRules(Phase):
     def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:
         session = self.session
         deal = session.deal
-        deal.phase = "over"
+        deal.phase = DealPhase.OVER
         deal.clocks.clear()
         before = dict(session.levels)
         outcome = self._outcome(order)
@@ -113,7 +113,7 @@ class ResultRules(Phase):
         session = self.session
         session.over = True
         if session.deal is not None:
-            session.deal.phase = "over"
+            session.deal.phase = DealPhase.OVER
         d, points = table_score(session.levels, winner)
         return [SessionResult(winner, reason, {side: level_name(v) for side, v in session.levels.items()},
                               d, score or points, dict(session.teams), t)]
@@ -121,6 +121,6 @@ class ResultRules(Phase):
     @handles(ev.SessionEnd)
     def _on_session_end(self, event: ev.SessionEnd) -> list[Verdict]:
         session = self._session(event)
-        if session.deal is not None and session.deal.phase != "over":
+        if session.deal is not None and session.deal.phase != DealPhase.OVER:
             raise Rejected(f"deal {session.deal.number} is still in progress: finish it first (W2)")
         return self._time_up(event.t, SessionEnding.SESSION_END)

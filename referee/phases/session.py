@@ -8,7 +8,7 @@ from ..cards import BJ
 from ..rulesets import RulesetError, load_ruleset
 from ..scoring import deal_level
 from ..seats import SEATS, side_of
-from ..state import DealState, SessionState
+from ..state import DealPhase, DealState, SessionState
 from ..verdicts import Review, ReviewReason, Verdict
 from .base import Phase, Rejected, handles
 
@@ -32,7 +32,7 @@ class SessionRules(Phase):
     def _on_deal_start(self, event: ev.DealStart) -> list[Verdict]:
         session = self._session(event)
         records: list[Verdict] = []
-        if session.deal is not None and session.deal.phase != "over":
+        if session.deal is not None and session.deal.phase != DealPhase.OVER:
             if not session.deal.doubted:
                 raise Rejected(f"deal {session.deal.number} is still in progress")
             records = self._end_as_the_table_shows(event.t)
@@ -63,7 +63,7 @@ class SessionRules(Phase):
         deal.payers = (last[2], last[3]) if double_down else (last[3],)
         if hands is not None and sum(hands[p].count(BJ) for p in deal.payers) >= 2:
             return records + self._begin_play_after_tribute(deal, last[0], event.t, anti=True)
-        deal.phase = "tribute"
+        deal.phase = DealPhase.TRIBUTE
         for payer in deal.payers:
             self._start_clock(deal, f"tribute:{payer}", "tribute", payer, event.t)
         return records

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import events as ev
+from ..events import PenaltyLevel
 from ..cards import ACE, card_name, rank_of, wildcard
 from ..combos import order_value
 from ..seats import Seat, partner, previous_seat, side_of
-from ..state import DealState
+from ..state import DealPhase, DealState
 from ..verdicts import Review, ReviewReason, Verdict
 from .base import Phase, Rejected, claim_deal, flag, handles
 
@@ -20,7 +21,7 @@ naming the problem and its values) for a flag's detail."""
 
 class TributeRules(Phase):
     def _begin_play_after_tribute(self, deal: DealState, leader: Seat, t: float, anti: bool = False) -> list[Verdict]:
-        deal.phase = "play"
+        deal.phase = DealPhase.PLAY
         deal.turn = leader
         for key in [k for k in deal.clocks if k != "turn"]:
             del deal.clocks[key]
@@ -37,14 +38,14 @@ class TributeRules(Phase):
 
         Returns the deal, the records so far and whether the card was handed over."""
         deal = self._deal(event)
-        if deal.phase != "tribute":
+        if deal.phase != DealPhase.TRIBUTE:
             raise Rejected(f"no {what} is due now (deal {deal.number} is in play)")
         self._holds(deal, event.seat, [event.card])
         problem = problem_of(deal, event)
         records = self._clock_flags(event.t)
         if problem:
             text, (key, values) = problem
-            records.append(flag("T6", "warning", event.seat, text + ": take it back and redo", event.t,
+            records.append(flag("T6", PenaltyLevel.WARNING, event.seat, text + ": take it back and redo", event.t,
                                  claim_deal(deal), detail={"what": "redo", "handover": what, "problem": key,
                                                            "card": card_name(event.card), "to": event.to, **values}))
             return deal, records, False
@@ -102,7 +103,7 @@ class TributeRules(Phase):
         out = []
         for payer, (to, _card) in deal.paid.items():
             if to != expected[payer]:
-                out.append(flag("T3", "warning", payer,
+                out.append(flag("T3", PenaltyLevel.WARNING, payer,
                                  f"{payer}'s tribute should have gone to {expected[payer]}, not {to}",
                                  t, claim_deal(deal), detail={"what": "tribute_to", "due": expected[payer], "to": to}))
         return out

@@ -162,3 +162,22 @@ def test_a_snapshot_after_a_correction_and_a_dismissal_restores_every_record():
     assert [r["type"] for r in again.records()] == ["flag", "withdrawn", "rederived", "dismissed"]
     assert again.records() == s.referee.records() and again.state == s.referee.state
     assert again.log == s.referee.log and again.snapshot() == blob
+
+
+def test_a_penalty_level_is_an_enum_read_and_written_as_its_value():
+    event = ev.parse_event({"type": "penalty", "t": 1, "side": "NS", "level": "violation", "rule": "P4"})
+    assert event.level is ev.PenaltyLevel.VIOLATION
+    assert type(event.to_json()["level"]) is str and json.dumps(event.to_json()["level"]) == '"violation"'
+    assert [level.escalated() for level in ev.PenaltyLevel] == [
+        ev.PenaltyLevel.VIOLATION, ev.PenaltyLevel.FOUL, ev.PenaltyLevel.LOSS, None]
+    assert ev.PENALTY_LEVELS == ("warning", "violation", "foul", "loss")
+
+
+def test_a_deals_phase_is_an_enum_and_the_public_view_carries_its_value():
+    from referee.state import DealPhase
+    from referee.view import view_for
+
+    s = Script()
+    s.quick_deal()
+    assert s.deal.phase is DealPhase.PLAY
+    assert json.dumps(view_for(s.referee.state)["deal"]["phase"]) == '"play"'
