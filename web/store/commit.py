@@ -53,8 +53,9 @@ class Committer:
     writable: Callable[[], None]
     committed: Callable[[], None]
     rejected_keep: int
-    _locks: dict[str, threading.Lock] = field(default_factory=dict)
-    _locks_guard: threading.Lock = field(default_factory=threading.Lock)
+    _locks: dict[str, threading.Lock] = field(default_factory=dict, init=False)
+    """One lock per table: this process's writers of a table queue here, not on the database."""
+    _locks_guard: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def commit(self, groups: dict[str, list[Item]], expected_seq: int | None = None) -> dict[str, list[Outcome]]:
         """Each table's items in one transaction, retried against the new heads when another

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from . import anchors, authority, officials, reads, rejected, seals
@@ -51,7 +51,8 @@ class Store:
     for others to share its commit; ``table_rules`` lets tournaments
     (``web.tournament.tables``) choose a table's ruleset and refuse events their draw does
     not allow; ``rejected_keep``: refused bodies kept per table (``rejected``: the rest are
-    counted and summed up).
+    counted and summed up). ``clock`` may be replaced later (a test's, a hall's); the other
+    settings hold from the opening on.
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
@@ -70,7 +71,6 @@ class Store:
         self.clock = clock
         self.table_rules = table_rules
         self.rejected_keep = rejected_keep
-        self.engine: Engine
         self.engine, made_store = open_engine(url, self._key, create, migrate)
         self.key_refusal: str | None = key_refusal(self.engine, self._key, url)
         """Why nothing may be written (the store was signed with another key), or None."""
@@ -81,7 +81,7 @@ class Store:
         self._referees = Referees(self._key, self.derivation)
         self._committer = Committer(
             self.engine, self._key, self._referees,
-            Admission(lambda: self.clock(), windows, table_rules, default_ruleset),  # ``clock`` may be set later
+            Admission(lambda: self.clock(), windows, table_rules, default_ruleset),
             ChainRows(self._key, snapshot_every),
             self.check_writable, self.anchors.note, rejected_keep)
         self._group = GroupCommitter(self._committer.commit_requests, max_wait=group_wait)
