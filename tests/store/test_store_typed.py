@@ -90,3 +90,11 @@ def test_an_integral_float_is_judged_as_the_integer_the_store_keeps(reopen):
         resent = store.append({"type": "deal_start", "table": "T1", "t": 1, "deal": 1, "id": "d1"})
     assert resent.duplicate
     assert isinstance(live.fed[-1], DealStart) and live.fed[-1].deal == 1
+
+
+def test_a_refusal_names_the_penalty_level_as_it_was_written(store):
+    store.append(START)
+    with pytest.raises(EventRejected) as refused:
+        store.append({"type": "penalty", "table": "T1", "t": 1, "side": "NS", "level": "foul", "rule": "P4",
+                      "by": "Ref Li"})
+    assert refused.value.reason == "penalty 'foul' by 'Ref Li': only the chief referee gives fouls and losses (X6)"

@@ -79,7 +79,7 @@ class Admission:
         role = role_of(conn, by)
         try:
             if isinstance(event, Penalty):
-                authority.check_penalty(by, role, event.level)
+                authority.check_penalty(by, role, str(event.level))  # as written, for the refusal's words
                 return
             original = conn.execute(
                 select(TableEvent.seq).where(TableEvent.table_id == tid, TableEvent.event_id == event.of)
