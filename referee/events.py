@@ -68,18 +68,21 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Event:
+    """What every event carries. Events are keyword-only and a field the parser requires has
+    no default, so an event that :func:`parse_event` would refuse cannot be built either."""
+
     kind: ClassVar[str] = ""
     CARD_FIELDS: ClassVar[tuple[str, ...]] = ()
     """Fields holding card codes, written by name."""
 
     t: float
-    table: str | None = field(default=None, kw_only=True)
-    id: str | None = field(default=None, kw_only=True)
-    source: str | None = field(default=None, kw_only=True)
-    confidence: float | None = field(default=None, kw_only=True)
-    evidence: Any = field(default=None, kw_only=True, compare=False)
+    table: str | None = None
+    id: str | None = None
+    source: str | None = None
+    confidence: float | None = None
+    evidence: Any = field(default=None, compare=False)
 
     def to_json(self) -> dict:
         """The canonical JSON object of this event (what :func:`parse_event` accepts)."""
@@ -101,14 +104,14 @@ class Event:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionStart(Event):
     kind: ClassVar[str] = "session_start"
     teams: dict[str, str] = field(default_factory=dict)
     ruleset: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DealStart(Event):
     kind: ClassVar[str] = "deal_start"
     deal: int = 0
@@ -116,28 +119,28 @@ class DealStart(Event):
     first_leader: Seat | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tribute(Event):
     kind: ClassVar[str] = "tribute"
     CARD_FIELDS: ClassVar[tuple[str, ...]] = ("card",)
-    seat: Seat = "S"
-    to: Seat = "S"
-    card: Card = 0
+    seat: Seat
+    to: Seat
+    card: Card
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Return(Tribute):
     """The card handed back for a tribute: the same shape, the other direction (T2)."""
 
     kind: ClassVar[str] = "return"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Play(Event):
     kind: ClassVar[str] = "play"
     CARD_FIELDS: ClassVar[tuple[str, ...]] = ("cards",)
-    seat: Seat = "S"
-    cards: tuple[Card, ...] = ()
+    seat: Seat
+    cards: tuple[Card, ...]
     declared: CombType | None = None
     alternatives: tuple[Alternative, ...] | None = None
     """Other readings of the same cards the reader found plausible, most likely first, each
@@ -160,53 +163,53 @@ class Alternative:
     p: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConfirmRead(Event):
     """A referee says a doubted read is right as read: the play ``of`` (its event id) stands."""
 
     kind: ClassVar[str] = "confirm_read"
-    of: str = ""
-    by: str = ""
+    of: str
+    by: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TakeBack(Event):
     """The cards of ``seat``'s last play left its play area with no new play (the watcher saw
     them taken back): a play that stood only as a flagged candidate goes back to the hand."""
 
     kind: ClassVar[str] = "take_back"
-    seat: Seat = "S"
+    seat: Seat
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pass(Event):
     kind: ClassVar[str] = "pass"
-    seat: Seat = "S"
+    seat: Seat
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report(Event):
     kind: ClassVar[str] = "report"
-    seat: Seat = "S"
+    seat: Seat
     count: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AskCount(Event):
     kind: ClassVar[str] = "ask_count"
-    seat: Seat = "S"
-    of: Seat = "S"
+    seat: Seat
+    of: Seat
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Correction(Event):
     """A referee's replacement of an accepted event (``of``). The replacement keeps the
     original's time unless it names its own (``timed``): a tick or a read stamped far ahead
     of the table would otherwise hold every later true event back."""
 
     kind: ClassVar[str] = "correction"
-    of: str = ""
-    event: Event | None = None
+    of: str
+    event: Event
     by: str | None = None
     timed: bool = False
     """Whether the replacement names its own ``t`` (else its JSON has none)."""
@@ -223,72 +226,72 @@ class Correction(Event):
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Penalty(Event):
     kind: ClassVar[str] = "penalty"
-    side: Side = "NS"
-    level: PenaltyLevel = PenaltyLevel.WARNING
-    rule: str = ""
+    side: Side
+    level: PenaltyLevel
+    rule: str
     by: str | None = None
     seat: Seat | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Arrival(Event):
     kind: ClassVar[str] = "arrival"
-    side: Side = "NS"
-    minutes_late: float = 0
+    side: Side
+    minutes_late: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tick(Event):
     kind: ClassVar[str] = "tick"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionEnd(Event):
     kind: ClassVar[str] = "session_end"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Conflict(Event):
     """Two sources read one play area differently (camera vs RFID): a human decides."""
 
     kind: ClassVar[str] = "conflict"
-    seat: Seat = "S"
-    readings: dict[str, list[str]] = field(default_factory=dict)
+    seat: Seat
+    readings: dict[str, list[str]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fault(Event):
     """A camera or reader fault (black or frozen frames, lost calibration, reader gone):
     what that source reports cannot be trusted until a human looks. Changes no game state."""
 
     kind: ClassVar[str] = "fault"
-    message: str = ""
+    message: str
     seat: Seat | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DeckAnomaly(Event):
     """An RFID deck check (D3): a tag played twice in a deal, a tag of another deck, a
     109th card. ``tags`` are the tag ids involved."""
 
     kind: ClassVar[str] = "deck_anomaly"
-    seat: Seat = "S"
-    tags: tuple[str, ...] = ()
-    message: str = ""
+    seat: Seat
+    tags: tuple[str, ...]
+    message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Dismiss(Event):
     """A referee dismisses a flag, named by ``(rule, seat, at)``; the game state is unchanged."""
 
     kind: ClassVar[str] = "dismiss"
-    rule: str = ""
-    at: float = 0
-    reason: str = ""
-    by: str = ""
+    rule: str
+    at: float
+    reason: str
+    by: str
     seat: Seat | None = None
 
 

@@ -181,3 +181,31 @@ def test_a_deals_phase_is_an_enum_and_the_public_view_carries_its_value():
     s.quick_deal()
     assert s.deal.phase is DealPhase.PLAY
     assert json.dumps(view_for(s.referee.state)["deal"]["phase"]) == '"play"'
+
+
+def test_an_event_the_parser_would_refuse_cannot_be_built_either():
+    """Each event class is keyword-only, and what the parser requires has no default: built
+    from its time alone, an event exists exactly when the parser accepts it from its time alone."""
+    with pytest.raises(TypeError):
+        ev.Play(t=1.0)
+    with pytest.raises(TypeError):
+        ev.Pass(1.0, "S")  # keyword-only
+    classes = {cls.kind: cls for cls in _event_classes()}
+    assert set(classes) == set(ev.EVENT_TYPES)
+    for kind, cls in classes.items():
+        try:
+            parsed = ev.parse_event({"type": kind, "t": 1})
+        except ev.EventError:
+            with pytest.raises(TypeError):
+                cls(t=1.0)
+        else:
+            assert cls(t=1.0) == parsed, kind
+
+
+def _event_classes():
+    seen, todo = [], [ev.Event]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            seen.append(sub)
+            todo.append(sub)
+    return seen
