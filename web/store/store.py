@@ -51,8 +51,8 @@ class Store:
     for others to share its commit; ``table_rules`` lets tournaments
     (``web.tournament.tables``) choose a table's ruleset and refuse events their draw does
     not allow; ``rejected_keep``: refused bodies kept per table (``rejected``: the rest are
-    counted and summed up). ``clock`` may be replaced later (a test's, a hall's); the other
-    settings hold from the opening on.
+    counted and summed up). ``clock`` and ``rejected_keep`` may be replaced later (a test's,
+    a hall's); the other settings hold from the opening on.
     """
 
     def __init__(self, url: str, *, derivation: Derivation | None = None,
@@ -70,7 +70,6 @@ class Store:
         self.windows = windows
         self.clock = clock
         self.table_rules = table_rules
-        self.rejected_keep = rejected_keep
         self.engine, made_store = open_engine(url, self._key, create, migrate)
         self.key_refusal: str | None = key_refusal(self.engine, self._key, url)
         """Why nothing may be written (the store was signed with another key), or None."""
@@ -85,6 +84,15 @@ class Store:
             ChainRows(self._key, snapshot_every),
             self.check_writable, self.anchors.note, rejected_keep)
         self._group = GroupCommitter(self._committer.commit_requests, max_wait=group_wait)
+
+    @property
+    def rejected_keep(self) -> int:
+        """Refused bodies kept per table; a hall (or a test) may lower it while running."""
+        return self._committer.rejected_keep
+
+    @rejected_keep.setter
+    def rejected_keep(self, keep: int) -> None:
+        self._committer.rejected_keep = keep
 
     def sealed_rows(self, table: str, conn: Connection | None = None) -> dict[str, dict]:
         """Primary key -> row of a sealed ``table`` (``seals.SEALED``), for the rows its signed
