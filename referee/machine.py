@@ -28,7 +28,7 @@ class Machine(SessionRules, DeckRules, TributeRules, PlayRules, ReportingRules, 
     """Session and deal state plus the handlers, by phase, that move it."""
 
     def __init__(self, ruleset: Ruleset, confirmed: frozenset[str] = frozenset()) -> None:
-        self.ruleset = ruleset
+        self.table_ruleset = ruleset
         self.session: SessionState | None = None
         self.last_t: float | None = None
         self.confirmed = confirmed

@@ -213,3 +213,15 @@ def load_ruleset_spec(spec: str) -> Ruleset:
         return load_ruleset(spec)
     data = json.loads(spec)
     return ruleset_from_mapping(data, name=data.get("base", "competition"))
+
+
+def session_ruleset(table: Ruleset, named: str | None) -> Ruleset:
+    """The ruleset a session plays: the one its session_start names (a name, or a spec of
+    :func:`ruleset_spec`), else the table's. Naming the table's own ruleset keeps the
+    table's settings (a tournament round's limits), which the bare name would drop."""
+    if not named or named == table.name:
+        return table
+    try:
+        return load_ruleset_spec(named)
+    except (json.JSONDecodeError, TypeError, RecursionError):  # text from an event: anything may come
+        raise RulesetError(f"ruleset {named[:80]!r} is neither a ruleset's name nor its spec") from None

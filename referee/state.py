@@ -124,6 +124,7 @@ class DealState:
 @dataclass
 class SessionState:
     ruleset: Ruleset
+    """The rules this session plays: their one home while it lasts (``Phase.ruleset``)."""
     teams: dict[Side, str]
     started_at: float
     levels: dict[Side, int] = field(default_factory=lambda: {"NS": 0, "EW": 0})

@@ -57,11 +57,19 @@ class Phase(ABC):
     what its caller may rely on (which state it moves, what it returns), and the phase
     named in its docstring implements it. Everything else a phase defines is its own."""
 
-    ruleset: Ruleset
+    table_ruleset: Ruleset
+    """The table's ruleset (the referee's): what a session plays unless its session_start
+    names another (:func:`referee.rulesets.session_ruleset`)."""
     session: SessionState | None
     last_t: float | None
     confirmed: frozenset[str]
     """Ids of camera reads a referee confirmed as read (``confirm_read``): taken as read."""
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The rules in force: the session's (``SessionState.ruleset``, their one home),
+        else the table's. Every phase reads them here."""
+        return self.session.ruleset if self.session is not None else self.table_ruleset
 
     def _session(self, event: ev.Event) -> SessionState:
         if self.session is None:

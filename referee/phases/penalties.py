@@ -47,7 +47,7 @@ class PenaltyRules(Phase):
             records += self._end_deal(order, event.t, foul_side=event.side)
         elif level == PenaltyLevel.LOSS:
             winner = other_side(event.side)
-            at = session.ruleset.late_forfeit_at() if event.rule == "K5" else None
+            at = self.ruleset.late_forfeit_at() if event.rule == "K5" else None
             if at is not None:  # scored as a round won at the ruleset's levels (001 三: A against 6)
                 session.levels[winner], session.levels[event.side] = at
                 records += self._session_result(winner, SessionEnding.FORFEIT, event.t)

@@ -54,9 +54,9 @@ class ResultRules(Phase):
 
     def _outcome(self, order: tuple[Seat, ...]) -> DealOutcome:
         """U1-U3: the levels after a deal ending in ``order``."""
-        session = self.session
+        session, rules = self.session, self.ruleset
         return deal_outcome(order, session.levels, session.level_side, session.a_failures,
-                            session.ruleset.a_pass_needs_second, session.ruleset.a_reset_after)
+                            rules.a_pass_needs_second, rules.a_reset_after)
 
     def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
         """The table dealt again while the reads still count cards in some hand: a read in
@@ -90,11 +90,11 @@ class ResultRules(Phase):
 
     def _round_up(self, deals_played: int, t: float) -> SessionEnding | None:
         """W1: no new deal after ``deals_played`` deals at ``t``: the deal limit or the time."""
-        session = self.session
-        if deals_played >= session.ruleset.max_deals:
+        rules = self.ruleset
+        if deals_played >= rules.max_deals:
             return SessionEnding.DEALS
-        limit = session.ruleset.session_minutes - session.ruleset.no_new_deal_minutes
-        return SessionEnding.TIME if (t - session.started_at) / 60 >= limit else None
+        limit = rules.session_minutes - rules.no_new_deal_minutes
+        return SessionEnding.TIME if (t - self.session.started_at) / 60 >= limit else None
 
     def _time_up(self, t: float, reason: SessionEnding) -> list[Verdict]:
         """W1: higher level wins; equal levels: one more deal decides."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import events as ev
 from ..cards import BJ
-from ..rulesets import RulesetError, load_ruleset
+from ..rulesets import RulesetError, session_ruleset
 from ..scoring import deal_level
 from ..seats import SEATS, side_of
 from ..state import DealPhase, DealState, SessionState
@@ -18,13 +18,10 @@ class SessionRules(Phase):
     def _on_session_start(self, event: ev.SessionStart) -> list[Verdict]:
         if self.session is not None and not self.session.over:
             raise Rejected("a session is already in progress at this table (session_end first)")
-        ruleset = self.ruleset
-        if event.ruleset and event.ruleset != ruleset.name:
-            try:
-                ruleset = load_ruleset(event.ruleset)
-            except RulesetError as exc:
-                raise Rejected(f"session_start.ruleset: {exc}") from None
-            self.ruleset = ruleset
+        try:
+            ruleset = session_ruleset(self.table_ruleset, event.ruleset)
+        except RulesetError as exc:
+            raise Rejected(f"session_start.ruleset: {exc}") from None
         self.session = SessionState(ruleset=ruleset, teams=dict(event.teams), started_at=event.t)
         return []
 

@@ -116,3 +116,35 @@ def test_a_tournament_spec_out_of_range_is_refused():
     with pytest.raises(RulesetError, match="max_deals must be 1..100"):
         tournament_ruleset("liumoer-2026", 0, 50)
     assert tournament_ruleset("liumoer-2026", 8, 50) == "liumoer-2026"
+
+
+LOSS = {"type": "penalty", "side": "NS", "level": "loss", "rule": "X4", "by": "Li"}
+"""A penalty that ends the session at once."""
+
+
+def test_a_session_plays_the_ruleset_it_names_else_the_tables():
+    """The rules in force live on the session: a session that names a ruleset (by name or
+    by spec) plays it, the next one that names none plays the table's again, and naming
+    the table's own ruleset keeps the table's settings."""
+    from referee.engine import Referee
+    from referee.rulesets import load_ruleset_spec, ruleset_spec
+
+    table = load_ruleset_spec(ruleset_spec("competition", max_deals=2))
+    referee = Referee(table)
+    referee.feed({"type": "session_start", "t": 0, "ruleset": "competition"})
+    assert referee.state.ruleset is table and referee.state.ruleset.max_deals == 2
+    referee.feed(LOSS | {"t": 1})
+    referee.feed({"type": "session_start", "t": 2, "ruleset": ruleset_spec("report6", max_deals=3)})
+    assert (referee.state.ruleset.report_threshold, referee.state.ruleset.max_deals) == (6, 3)
+    referee.feed(LOSS | {"t": 3})
+    referee.feed({"type": "session_start", "t": 4})
+    assert referee.state.ruleset is table
+
+
+@pytest.mark.parametrize("named", ['{"base": "report6"', '{"base": ["x"]}', '{"report_threshold": 0}', "bridge"])
+def test_a_session_naming_no_ruleset_that_exists_is_refused_with_the_reason(named):
+    s = Script()
+    s.feed(LOSS | {"t": 1})
+    (record,) = s("session_start", ruleset=named)
+    assert record["type"] == "error" and record["message"].startswith("session_start.ruleset: ")
+    assert s.referee.state.over  # the refused start changed nothing
