@@ -93,6 +93,7 @@ class DealState:
     doubted_faces: dict[Card, int] = field(default_factory=dict)  # cards laid by reads in question
     camera_reads: list[CameraRead] = field(default_factory=list)  # unconfirmed camera reads laid, in order
     table_doubt: str | None = None  # the table's cards as a doubtful read: "read" (nothing raised) or "raised"
+    over_by_count_at: float | None = None  # when the counts said the deal was over, while it waits on a doubt
     # reporting (R1-R2)
     report_due: Seat | None = None
     reported: set[Seat] = field(default_factory=set)

@@ -186,6 +186,7 @@ class PlayRules(Phase):
         The turns since went round it (or passed the lead to its partner) only because it
         was out, so the table's order is followed: it was its turn."""
         deal.out.remove(seat)
+        deal.over_by_count_at = None
         deal.counts[seat] = max(deal.counts[seat], cards)
         deal.turn = seat
 

@@ -36,6 +36,7 @@ class ResultRules(Phase):
             return []
         order = _finishing_order(deal)
         if deal.doubted.intersection(deal.out) and not self._ends_session(order, t):
+            deal.over_by_count_at = t
             return []
         return self._end_deal(order, t)
 
@@ -59,11 +60,13 @@ class ResultRules(Phase):
                             rules.a_pass_needs_second, rules.a_reset_after)
 
     def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
-        """The table dealt again while the reads still count cards in some hand: a read in
-        question (already raised) miscounted a seat, and the deal ended unseen. It ends in
-        the order the reads give (those out, then the rest by cards left); correcting the
-        read in question re-derives it."""
-        return self._end_deal(_finishing_order(self.session.deal), t)
+        """The table dealt again (or swept its last play) while the reads still count cards
+        in some hand, or while a deal over by the counts waited on a read in question. It
+        ends in the order the reads give (those out, then the rest by cards left), when the
+        counts said it was over if they did (the round's time is judged then, not at the
+        next deal), else at ``t``; correcting the read in question re-derives it."""
+        deal = self.session.deal
+        return self._end_deal(_finishing_order(deal), t if deal.over_by_count_at is None else deal.over_by_count_at)
 
     def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:
         session = self.session
