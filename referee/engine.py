@@ -53,6 +53,12 @@ class Referee:
         return self._machine.session
 
     @property
+    def rules_in_force(self) -> Ruleset:
+        """The session's ruleset (a session may name another than the table's), else the table's."""
+        session = self._machine.session
+        return self.ruleset if session is None else session.ruleset
+
+    @property
     def log(self) -> tuple[ev.Event, ...]:
         return tuple(self._log)
 

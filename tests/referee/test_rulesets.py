@@ -131,11 +131,13 @@ def test_a_session_plays_the_ruleset_it_names_else_the_tables():
 
     table = load_ruleset_spec(ruleset_spec("competition", max_deals=2))
     referee = Referee(table)
+    assert referee.rules_in_force is table  # before any session: the table's
     referee.feed({"type": "session_start", "t": 0, "ruleset": "competition"})
     assert referee.state.ruleset is table and referee.state.ruleset.max_deals == 2
     referee.feed(LOSS | {"t": 1})
     referee.feed({"type": "session_start", "t": 2, "ruleset": ruleset_spec("report6", max_deals=3)})
     assert (referee.state.ruleset.report_threshold, referee.state.ruleset.max_deals) == (6, 3)
+    assert referee.rules_in_force is referee.state.ruleset  # what the pages judge reads by
     referee.feed(LOSS | {"t": 3})
     referee.feed({"type": "session_start", "t": 4})
     assert referee.state.ruleset is table

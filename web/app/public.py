@@ -219,7 +219,7 @@ def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
     head = _head(timeline, table_id, upto, shown)
     steps = timeline.steps[:shown]
     start = next((i for i in range(shown - 1, -1, -1) if steps[i].event["type"] == "deal_start"), shown)
-    min_conf = timeline.referee.ruleset.min_confidence
+    min_conf = timeline.referee.rules_in_force.min_confidence
     history = []
     for i in range(start, shown):
         if steps[i].event["type"] in ACTIONS:

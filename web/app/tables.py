@@ -95,7 +95,7 @@ def review(table_id: str):
     steps = [timeline.steps[i] for i in shown]
     k = min(max(k, 1), len(steps))
     step, here = steps[k - 1], shown[k - 1]
-    min_conf = timeline.referee.ruleset.min_confidence
+    min_conf = timeline.referee.rules_in_force.min_confidence
     entries = [action_entry(s, min_conf, timeline.closed) for s in steps]
     notes = _read_notes(timeline.steps[first:end])
     deal = step.state_view.get("deal") or {}
