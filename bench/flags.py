@@ -34,6 +34,7 @@ from pathlib import Path
 
 import _standalone  # noqa: F401  (first of ours: keeps bench/ off the import path)
 
+from recognizer.decks import deck_classifier  # noqa: E402
 from web.app.agent.demo import DemoOptions, DemoServer, SimulatedTable, corrected, make_table  # noqa: E402
 from web.app.agent.floorref import DELAY_S, FloorReferee, history  # noqa: E402
 from web.app.agent.sender import Answer  # noqa: E402
@@ -94,7 +95,7 @@ def run_seed(seed: int, args: argparse.Namespace, base: Path) -> dict:
     """One seed's tables played and scored (per mode: ``none``, ``auto`` or both): per-table
     scores, the referee's answers, errors."""
     options = DemoOptions(tables=args.tables, deals=args.deals, speed=SPEED, seed=seed, rfid_sim=args.rfid_sim,
-                          deck_photos=args.deck_photos)
+                          deck_photos=args.deck_photos, deck=args.deck)
     server = DemoServer(base / "data", 0)
     try:
         server.login(REFEREE)
@@ -166,6 +167,8 @@ def main() -> int:
     parser.add_argument("--rfid-sim", action="store_true", help="each table with a simulated RFID reader on a pty")
     parser.add_argument("--deck-photos", metavar="DIR", type=Path,
                         help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
+    parser.add_argument("--deck", metavar="NAME",
+                        help="read the cards with an enrolled deck's classifier (as guandan-ref demo --deck)")
     parser.add_argument("--delay", type=float, default=DELAY_S,
                         help=f"table seconds before the auto referee answers an item (default {DELAY_S:g})")
     parser.add_argument("--keep", type=Path, metavar="DIR",
@@ -179,6 +182,11 @@ def main() -> int:
         parser.error(f"--deals must be between 1 and 20, got {args.deals}")
     if args.delay < 0:
         parser.error(f"--delay must be >= 0, got {args.delay}")
+    if args.deck is not None:
+        try:
+            deck_classifier(None, args.deck)
+        except ValueError as exc:
+            parser.error(str(exc))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
     modes = ("auto", "none") if args.referee == "both" else (args.referee,)

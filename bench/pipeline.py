@@ -79,6 +79,7 @@ class TimedSession:
 
 
 def measure_fps(seconds: float, fps: float, seed: int, base: DemoOptions) -> None:
+    from recognizer.decks import deck_classifier
     from recognizer.reader import CardReader
 
     cv2.setNumThreads(1)
@@ -90,7 +91,7 @@ def measure_fps(seconds: float, fps: float, seed: int, base: DemoOptions) -> Non
         ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
         frames.append((frame.index, frame.t, jpeg))
     clock = Clock()
-    reader = CardReader()
+    reader = CardReader(classifier=deck_classifier(None, base.deck) if base.deck else None)
     reader.detector.detect = clock.wrap("index detector", reader.detector.detect)
     reader.classifier = TimedSession(reader.classifier, clock, "index classifier")
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,6 +224,8 @@ def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions) -> N
                 errors.append(f"table {n + 1} stopped: {table.error}")
         label = "with --rfid-sim   " if rfid else "without --rfid-sim"
         cards = f"cards photographed ({base.deck_photos})" if base.deck_photos else "cards rendered"
+        if base.deck:
+            cards += f", read with the enrolled deck {base.deck!r}"
         per_k = 1000 * total.misread / total.plays if total.plays else 0.0
         print(f"misreads {label} ({tables} tables x {deals} deal(s), seed {seed}, {cards}): {per_k:.1f} per 1,000 plays; "
               f"{total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
@@ -241,10 +244,13 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=4, help="tables of the misread run, as in the demo (default 4)")
     parser.add_argument("--deck-photos", metavar="DIR", type=Path,
                         help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
+    parser.add_argument("--deck", metavar="NAME",
+                        help="read the cards with an enrolled deck's classifier (as guandan-ref demo --deck)")
     args = parser.parse_args()
-    base = DemoOptions(deck_photos=args.deck_photos)
+    base = DemoOptions(deck_photos=args.deck_photos, deck=args.deck)
     try:
-        card_design(base)  # an unusable folder of faces is said before any measurement
+        base.check()  # an unknown deck or an unusable folder of faces is said before any measurement
+        card_design(base)
     except ValueError as exc:
         parser.error(str(exc))
     if args.part in ("fps", "all"):

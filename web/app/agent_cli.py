@@ -53,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--deck-photos", metavar="DIR", type=Path,
                       help="draw the cards from straightened photographs of a real deck's faces, one per face named "
                            "by it (7H.jpg, deck_TS.jpg; jokers optional: a packaged design's otherwise)")
+    demo.add_argument("--deck", metavar="NAME",
+                      help="read the cards with an enrolled deck's classifier (guandan-ref deck enroll; $GUANDAN_DATA)")
     demo.set_defaults(handler=run_demo)
 
 
@@ -141,4 +143,4 @@ def run_demo(args: argparse.Namespace) -> int:
     return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
                            data=data, port=args.port, rfid_sim=args.rfid_sim, rounds=args.rounds,
                            referee=args.referee, exit_when_done=args.exit_when_done, deck_photos=args.deck_photos,
-                           **extra))
+                           deck=args.deck, **extra))

@@ -86,3 +86,24 @@ def test_the_demo_draws_its_cards_from_photographed_faces(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no such folder of faces" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "new").exists()  # refused before the demo's server started
+
+
+def test_the_demo_reads_with_an_enrolled_decks_classifier(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from recognizer.decks import DECK_CLASSIFIER, deck_folder
+    from recognizer.reader import MODELS
+    from web.app.agent import demo
+
+    monkeypatch.setenv("GUANDAN_DATA", str(tmp_path / "decks"))
+    assert main(["demo", "--deck", "club", "--data", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err
+    assert "no enrolled deck 'club'" in err and "deck enroll" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "new").exists()  # refused before the demo's server started
+    folder = deck_folder(None, "club")
+    folder.mkdir(parents=True)
+    shutil.copy(MODELS / "index-classifier.onnx", folder / DECK_CLASSIFIER)  # as deck enroll leaves it
+    asked, real = [], demo.default_reader
+    monkeypatch.setattr(demo, "default_reader", lambda deck=None: asked.append(deck) or real(deck))
+    demo.make_table("T1", 1, demo.DemoOptions(tables=1, deck="club"), "http://127.0.0.1:9", "token", tmp_path / "agents")
+    assert asked == ["club"]

@@ -37,6 +37,7 @@ from hardware.table import RfidTable
 from recognizer.training.synth import Design
 from recognizer.training.synth.photos import PhotoDeck
 from recognizer.training.table_video import TableRenderer, TruthReaders
+from recognizer.decks import deck_classifier
 from recognizer.table.watcher import AreaReader, TableWatcher, WatchSettings, default_reader
 from referee.rulesets import Ruleset
 from web.tournament import service
@@ -93,6 +94,9 @@ class DemoOptions:
     deck_photos: Path | None = None
     """A folder of straightened photographs of a real deck's faces (:mod:`recognizer.training.synth.photos`):
     the tables' cards are drawn from them instead of the renderer's procedural design."""
+    deck: str | None = None
+    """An enrolled deck (``guandan-ref deck enroll``, under ``$GUANDAN_DATA``): the tables read
+    their cards with its adapted classifier, as a table-side agent with ``--deck`` does."""
 
     def check(self) -> None:
         if not 1 <= self.tables <= 16:
@@ -108,6 +112,8 @@ class DemoOptions:
             raise ValueError(f"--port must be a TCP port (0: any free one), got {self.port}")
         if self.referee not in REFEREES:
             raise ValueError(f"--referee must be one of {', '.join(REFEREES)}, got {self.referee!r}")
+        if self.deck is not None:
+            deck_classifier(None, self.deck)  # an unknown deck is refused here, before any table starts
 
 
 class DemoServer:
@@ -285,7 +291,7 @@ def make_table(table: str, seed: int, options: DemoOptions, server_url: str, tok
     plan = plan_table(seed, None if ruleset is not None else options.deals, table, options.breaches,
                       rfid=options.rfid_sim, brisk=options.brisk, teams=teams, ruleset=ruleset)
     truth_readers = reader if isinstance(reader, TruthReaders) else None
-    watcher = TableWatcher(truth_readers.by_seat() if truth_readers else reader or default_reader(),
+    watcher = TableWatcher(truth_readers.by_seat() if truth_readers else reader or default_reader(options.deck),
                            settings=WatchSettings(), crops_dir=outboxes / f"{table}-crops")
     outbox = Outbox(outboxes / f"{table}.sqlite", run=f"demo{seed}")
     sender = Sender(outbox, Poster(server_url, table, token))
@@ -340,6 +346,8 @@ class Demo:
                  f"{o.deals} deal(s); {answers}")
         if o.deck_photos is not None:
             self.say(card_design(o).describe())
+        if o.deck is not None:
+            self.say(f"cards read with the enrolled deck {o.deck!r} ({deck_classifier(None, o.deck)})")
 
     def play(self, stop: threading.Event) -> None:
         """Every round: drawn, played, its results signed; returns early when a round cannot
