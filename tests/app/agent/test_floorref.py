@@ -41,6 +41,10 @@ def test_an_item_naming_an_earlier_read_corrects_whichever_named_read_was_wrong(
     assert decide(item, [right, wrong_before], False) == {
         "type": "correction", "of": "p1", "event": {"type": "play", "seat": "S", "source": "manual", "cards": ["5H"]}}
     assert decide(item, [right, None], False) == {"type": "confirm_read", "of": "p2"}
+    wrong_too = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["6S"]}, READ, {}, True)
+    first = decide(item, [wrong_too, wrong_before], False)
+    assert first["of"] == "p2"  # its own read first, then the earlier one it names
+    assert decide(item, [wrong_too, wrong_before], False, corrected={"p2"})["of"] == "p1"
 
 
 def truth_with(e_cards):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,15 +41,17 @@ def _known(pair: Pair | None) -> bool:
     return pair is not None and pair.sent is not None and pair.true is not None and bool(pair.sent.get("id"))
 
 
-def decide(item: dict[str, Any], pairs: list[Pair | None], true_breach: bool) -> dict[str, Any] | None:
+def decide(item: dict[str, Any], pairs: list[Pair | None], true_breach: bool,
+           corrected: Collection[str] = ()) -> dict[str, Any] | None:
     """The referee's answer to ``item`` (a flag or a review record) as an event without its
     ``t``, ``by`` and ids, or None where it stays as it is. ``pairs``: the plays the item
     names (:func:`.truth.moments`: its own first, then earlier reads it suspects), each its
-    sent event with its truth; ``true_breach``: a flag matches a breach the bots committed."""
+    sent event with its truth; ``true_breach``: a flag matches a breach the bots committed;
+    ``corrected``: the ids of the reads already corrected (not corrected twice)."""
     kind = item["type"]
     if kind == "review" and item.get("reason") not in DOUBT_REASONS:
         return None
-    misread = next((p for p in pairs if _known(p) and p.misread), None)
+    misread = next((p for p in pairs if _known(p) and p.misread and p.sent["id"] not in corrected), None)
     if misread is not None:  # the read the table shows wrong, whichever of the named ones it is
         true = {"type": misread.true["type"], "seat": misread.seat, "source": "manual"}
         if misread.true.get("cards"):
@@ -121,17 +123,18 @@ class FloorReferee:
         by_sent = align(seen, [a for a in list(table.answers) if a.event["t"] <= until]).by_sent()
         answered = 0
         for item in due:
-            table.done.add(_key(item))
             pairs = [by_sent.get(moment) for moment in moments(item)]
+            if item["type"] == "flag":  # a flag is answered once (its breach claimed once)
+                table.done.add(_key(item))
             breach = item["type"] == "flag" and not (pairs[0] is not None and pairs[0].misread) and \
                 self._claim(table, item)
-            answer = decide(item, pairs, breach)
-            if answer is None or (answer["type"] == "correction" and answer["of"] in table.corrected):
-                continue
-            if self._append(table, answer):
-                answered += 1
-                if answer["type"] == "correction":
-                    table.corrected.add(answer["of"])
+            answer = decide(item, pairs, breach, table.corrected)
+            appended = answer is not None and self._append(table, answer)
+            answered += appended
+            if appended and answer["type"] == "correction":  # asked again while it names another read wrong
+                table.corrected.add(answer["of"])
+            else:
+                table.done.add(_key(item))
         return answered
 
     def _claim(self, table: TableView, flag: dict[str, Any]) -> bool:
