@@ -59,7 +59,7 @@ def is_doubtful(play: Play, confirmed: frozenset[str]) -> bool:
     return play.source == "camera" and (play.id is None or play.id not in confirmed)
 
 
-def candidates(play: Play, hand: list[Card] | None = None) -> list[Candidate]:
+def candidates(play: Play, hand: Counter | None = None) -> list[Candidate]:
     """The read, then the reader's alternatives (most likely first), then each face read
     once doubled (two equal cards overlapping show one index pair), then, with the seat's
     ``hand`` known, the read without the cards the hand does not hold (a card seen that was
@@ -77,10 +77,10 @@ def candidates(play: Play, hand: list[Card] | None = None) -> list[Candidate]:
             out.append(Candidate(f"two {card_name(face)} counted once", doubled, None))
             listed.add(doubled)
     if hand is not None:
-        held = tuple((counts & Counter(hand)).elements())
-        if held and len(held) < len(play.cards) and tuple(sorted(held)) not in listed:
-            phantom = tuple((counts - Counter(held)).elements())
-            out.append(Candidate(f"without {cards_name(phantom)}, not in {play.seat}'s hand", held, None))
+        kept = tuple((counts & hand).elements())
+        if kept and len(kept) < len(play.cards) and tuple(sorted(kept)) not in listed:
+            phantom = tuple((counts - Counter(kept)).elements())
+            out.append(Candidate(f"without {cards_name(phantom)}, not in {play.seat}'s hand", kept, None))
     return out
 
 
@@ -91,12 +91,23 @@ def _over(deal: DealState, cards: tuple[Card, ...]) -> list[Card]:
                   if deal.played_faces.get(c, 0) - deal.doubted_faces.get(c, 0) + n > COPIES)
 
 
+def held(deal: DealState, seat: Seat) -> Counter | None:
+    """With known hands, what the seat holds by the reads; a card one of its reads in question
+    laid may be that read's mistake, so it is not gone (as it does not count towards two of
+    each)."""
+    if deal.hands is None:
+        return None
+    hand = Counter(deal.hands[seat])
+    for read in deal.camera_reads:
+        if read.seat == seat and read.raised:
+            hand.update(read.cards)
+    return hand
+
+
 def _not_held(deal: DealState, seat: Seat, cards: tuple[Card, ...]) -> list[Card]:
     """With known hands, the faces of ``cards`` the seat no longer holds by the reads."""
-    if deal.hands is None:
-        return []
-    hand = Counter(deal.hands[seat])
-    return sorted(c for c, n in Counter(cards).items() if hand[c] < n)
+    hand = held(deal, seat)
+    return [] if hand is None else sorted(c for c, n in Counter(cards).items() if hand[c] < n)
 
 
 @dataclass(frozen=True)
@@ -214,5 +225,5 @@ class Weighing:
 
 
 def weigh(deal: DealState, play: Play, table: Reading | None) -> Weighing:
-    hand = None if deal.hands is None else deal.hands[play.seat]
-    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table) for c in candidates(play, hand)))
+    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table)
+                          for c in candidates(play, held(deal, play.seat))))

@@ -63,6 +63,8 @@ class CameraRead:
     of: str | None
     """The read event's id."""
     cards: tuple[Card, ...]
+    raised: bool
+    """An item was raised about it: its cards do not count as gone from the seat's hand."""
 
 
 @dataclass

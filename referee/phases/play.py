@@ -338,7 +338,7 @@ class PlayRules(Phase):
         deal.table, deal.table_cards, deal.table_seat, deal.passes = reading, cards, seat, 0
         deal.table_doubt = doubt
         if doubt is not None:
-            deal.camera_reads.append(CameraRead(seat, t, of, cards))
+            deal.camera_reads.append(CameraRead(seat, t, of, cards, doubt == "raised"))
         if doubt == "raised":
             deal.doubt(cards)
         left = deal.counts[seat]

@@ -261,17 +261,16 @@ def test_a_card_an_earlier_read_took_from_the_hand_offers_to_correct_that_read(a
     post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "S", "cards": ["TS"], **camera}]
                 + [{"type": "pass", "t": t, "id": f"x{n}", "seat": seat, "source": "camera"}
                    for n, (seat, t) in enumerate((("E", 24.0), ("N", 27.0), ("W", 30.0)))]
-                + [{"type": "play", "t": 33.0, "id": "p7", "seat": "S", "cards": ["4S"], **camera},
-                   {"type": "play", "t": 36.0, "id": "p8", "seat": "E", "cards": ["5S"], **camera}])
+                + [{"type": "play", "t": 33.0, "id": "p7", "seat": "S", "cards": ["3S"], **camera}])
     page = referee.get("/flags/").get_data(as_text=True)
     item = page.split('data-rule="suspect_read"', 1)[1].split("</article>", 1)[0]
     assert "earlier reads laid already" in item
     earlier = item.split('class="correct-earlier"', 1)[1].split("</form>", 1)[0]
-    assert 'name="of" value="p2"' in earlier and 'value="5S">' in earlier
+    assert 'name="of" value="p1"' in earlier and 'value="3S">' in earlier
     referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
     page = referee.get("/flags/").get_data(as_text=True)
-    assert "已由东先前的识别打出" in page and "先前识别（9.0 秒）" in page and "更正那次识别" in page
-    page = form_post(referee, "/flags/T1/correct", of="p2", seat="E", kind="play", cards="5D").get_data(as_text=True)
+    assert "已由南先前的识别打出" in page and "南先前的识别（5.0 秒）" in page and "更正那次识别" in page
+    page = form_post(referee, "/flags/T1/correct", of="p1", seat="S", kind="play", cards="3D").get_data(as_text=True)
     assert not [a for a in articles(page) if a["data-rule"] == "suspect_read" and "status-open" in a["class"]]
 
 

@@ -177,6 +177,18 @@ def test_with_known_hands_a_card_the_seats_earlier_read_laid_names_that_read():
     assert not [r for r in s.referee.records() if r.get("reason") == "suspect_read"]
 
 
+def test_a_card_an_earlier_read_in_question_laid_raises_no_second_item():
+    s = Script()
+    s.quick_deal(hands={"S": ["5S", "9D", "9H"], "E": ["8S", "8C", "3C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
+    s("play", seat="S", cards=["5S"], **CAMERA)
+    first = s("play", seat="E", cards=["8C"], id="e1", source="camera", confidence=0.5)  # asked about already
+    assert [r.get("reason") for r in first if r["type"] == "review"] == ["low_confidence"]
+    for seat in "NWS":
+        s("pass", seat=seat)
+    assert [r for r in s("play", seat="E", cards=["8C"], id="e2", **CAMERA) if r["type"] == "review"] == []
+    assert [r.get("reason") for r in s.records if r["type"] == "review"] == ["low_confidence"]
+
+
 def test_with_known_hands_a_card_the_seat_does_not_hold_is_taken_as_seen_but_never_laid():
     s = Script()
     s.quick_deal(hands={"S": ["5S", "9D"], "E": ["6S", "8C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
