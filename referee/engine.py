@@ -55,8 +55,7 @@ class Referee:
     @property
     def rules_in_force(self) -> Ruleset:
         """The session's ruleset (a session may name another than the table's), else the table's."""
-        session = self._machine.session
-        return self.ruleset if session is None else session.ruleset
+        return self._machine.ruleset
 
     @property
     def log(self) -> tuple[ev.Event, ...]:
