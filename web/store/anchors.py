@@ -125,6 +125,8 @@ class Anchors:
         self._pending = False
         self._failed = False
         self._timer: threading.Timer | None = None
+        self._lock = threading.RLock()
+        """Guards the bookkeeping above: the store's thread notes while a timer's thread writes."""
 
     def retire(self) -> None:
         """Set aside the anchor of a store that was at this path before (a new store was
@@ -143,27 +145,30 @@ class Anchors:
 
     def mark(self) -> None:
         """Something was committed that the next anchor must hold (a sign-off, a ruling)."""
-        self._pending = True
+        with self._lock:
+            self._pending = True
 
     def note(self) -> None:
         """The store wrote: anchor it now if the last anchor is ``EVERY_S`` old, else once it
         is (a timer: the last writes of a burst are anchored though nothing follows them)."""
-        self._pending = True
-        if self.clock() >= self._due:
-            self.write()
-        elif self._timer is None and self.path is not None:
-            self._timer = threading.Timer(max(0.0, self._due - self.clock()), self.write)
-            self._timer.daemon = True
-            self._timer.start()
+        with self._lock:
+            self._pending = True
+            if self.clock() >= self._due:
+                self.write()
+            elif self._timer is None and self.path is not None:
+                self._timer = threading.Timer(max(0.0, self._due - self.clock()), self.write)
+                self._timer.daemon = True
+                self._timer.start()
 
     def write(self) -> None:
         """Merge what the database holds into the anchor file (locked, replaced whole)."""
-        timer, self._timer = self._timer, None
-        if timer is not None and timer is not threading.current_thread():
-            timer.cancel()
-        if not self._pending or self.path is None:
-            return
-        self._pending, self._due = False, self.clock() + EVERY_S
+        with self._lock:
+            timer, self._timer = self._timer, None
+            if timer is not None and timer is not threading.current_thread():
+                timer.cancel()
+            if not self._pending or self.path is None:
+                return
+            self._pending, self._due = False, self.clock() + EVERY_S
         try:
             with self.engine.connect() as conn:
                 now = observe(conn, self.store, time.time())
