@@ -73,7 +73,7 @@ def without_referee(tables: list[SimulatedTable], base: Path) -> dict[str, FlagS
     answers = {}
     with open_store(data_dir=str(base)) as store:
         for table in tables:
-            name, sent = table.plan.table, [a for a in table.sender.answers]
+            name, sent = table.plan.table, list(table.sender.answers)
             outcomes = store.append_many([{**a.event, "table": name} for a in sent])
             answers[name] = [Answer(a.event, {"status": "accepted", "seq": o.seq} if isinstance(o, Appended)
                                     else {"status": "rejected", "reason": getattr(o, "reason", str(o))}, a.at)

@@ -49,9 +49,10 @@ def demo_registry(protocol: str, seed: int = 7, deck: str = "demo") -> TagRegist
     """A deterministic deck of tags the size ``protocol``'s readers use."""
     rng = random.Random(seed)
     registry = TagRegistry(deck)
+    size = protocol_class(protocol).TAG_BYTES
     for physical in enrolment_order():
         while True:
-            tag = rng.randbytes(protocol_class(protocol).TAG_BYTES).hex()
+            tag = rng.randbytes(size).hex()
             if tag.upper() not in registry:
                 break
         registry.add(tag, physical.face, physical.copy)

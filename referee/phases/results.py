@@ -35,7 +35,7 @@ class ResultRules(Phase):
         if not _over_by_count(deal):
             return []
         order = _finishing_order(deal)
-        if deal.doubted.intersection(deal.out) and not self._ends_session(order, t):
+        if self._end_waits(deal) and not self._ends_session(order, t):
             deal.over_by_count_at = t
             return []
         return self._end_deal(order, t)

@@ -343,6 +343,7 @@ def score(
     misreads = alignment.misreads
     rejected = [p for p in misreads if (p.result or {}).get("status") == "rejected"]
     at_misread = {(p.seat, p.sent["t"]) for p in misreads if p.sent is not None}
+    on_misreads = [r for r in prompts if at_misread.intersection(moments(r))]
     starts = sorted(e["t"] for e in truth if e["type"] == "deal_start")
 
     def deal_of(t: float) -> int:
@@ -371,7 +372,7 @@ def score(
         knock_on=len(knock_on),
         other_false_flags=len(false) - len(on_misread) - len(knock_on),
         prompts=len(prompts),
-        prompts_on_misreads=sum(1 for r in prompts if at_misread.intersection(moments(r))),
+        prompts_on_misreads=len(on_misreads),
         prompt_reasons=Counter(r["reason"] for r in prompts),
         deals=len(truth_deals),
         deal_results_right=sum(1 for d in truth_deals if d in recorded),
@@ -382,7 +383,7 @@ def score(
         + [f"misread unnoticed: {p.seat} at {p.at:g} true {_key(p.true)[1] if p.true else '-'} read "
            f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)]
         + [f"prompt: {r['reason']} {r.get('seat') or '-'} at {r['at']:g}"
-           f"{' (a misread)' if at_misread.intersection(moments(r)) else ''}" for r in prompts],
+           f"{' (a misread)' if r in on_misreads else ''}" for r in prompts],
     )
 
 
