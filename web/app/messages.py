@@ -118,7 +118,7 @@ def _values(record: dict, d: dict) -> dict:
         values["seen"] = t("msg.list_sep").join(t("msg.seen_times", card=card_word(c), n=n)
                                                 for c, n in (d.get("seen") or {}).items())
         values["laid"] = cards_word(d.get("laid"))
-        values["earlier"] = t("msg.list_sep").join(f"{seat_word(r.get('seat'))}: {cards_word(r.get('cards'))}"
+        values["earlier"] = t("msg.list_sep").join(f"{seat_word(r.get('seat'))}{t('msg.colon')}{cards_word(r.get('cards'))}"
                                                    for r in d.get("earlier") or ())
     elif what == "low_confidence":
         values["p"] = percent(d.get("confidence", 0))
