@@ -145,8 +145,9 @@ def summary(total: FlagScore, args: argparse.Namespace, mode: str, wall_s: float
         f"false flags:       {f['false_flags']} of {f['flags']} raised: {f['flags_at_misreads']} at a misread play, "
         f"{f['knock_on']} knock-on (goal 0), {f['other_false_flags']} other",
         f"misreads caught:   {f['misreads_caught']}/{f['misreads']} of {f['plays']} plays "
-        f"({pct(f['misreads_caught_share'])}; goal >= 95 %; {f['misreads_caught_later']} only by a later item "
-        f"naming them), {f['misreads_corrected']} corrected, "
+        f"({pct(f['misreads_caught_share'])}; goal >= 95 %; {f['misreads_settled']} settled to the true cards by "
+        f"the deal without a prompt, {f['misreads_caught_later']} only by a later item naming them), "
+        f"{f['misreads_corrected']} corrected, "
         f"{f['misreads_rejected']} refused by the server",
         f"prompts:           {f['prompts']} ({f['prompts_on_misreads']} on misreads; "
         f"{', '.join(f'{n} {reason}' for reason, n in f['prompt_reasons'].items()) or 'none'}), "

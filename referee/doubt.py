@@ -46,6 +46,10 @@ class Judged:
     fails_to_beat: bool = False
     """A combination the seat could hold that does not beat the table: the one fact that
     is as much about the table's read as about this one."""
+    unlayable: bool = False
+    """Ruled out by what the seat could lay at all (two of each face, its count, its hand),
+    not by the rules of play: no player could have laid it, so it is the camera's mistake
+    and never a breach."""
 
     @property
     def possible(self) -> bool:
@@ -153,12 +157,12 @@ def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType 
     over = _over(deal, cards)
     if over:
         seen = ", ".join(f"{card_name(c)} seen {deal.played_faces.get(c, 0)} times" for c in sorted(over))
-        return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)")
+        return Judged(candidate, None, f"two decks hold two of each ({seen} in this deal)", unlayable=True)
     if len(cards) > deal.counts[seat] and seat not in deal.doubted:  # a count in question follows the table
-        return Judged(candidate, None, f"{seat} holds only {deal.counts[seat]} cards")
+        return Judged(candidate, None, f"{seat} holds only {deal.counts[seat]} cards", unlayable=True)
     missing = _not_held(deal, seat, cards)
     if missing:
-        return Judged(candidate, None, f"{seat} does not hold {cards_name(missing)}")
+        return Judged(candidate, None, f"{seat} does not hold {cards_name(missing)}", unlayable=True)
     if default_reading(cards, deal.level, None, declared) is None:
         return Judged(candidate, None, f"{cards_name(cards)} is not a combination")
     reading = default_reading(cards, deal.level, table, declared)
@@ -209,6 +213,17 @@ class Weighing:
         does not see); empty when any plays otherwise."""
         others = tuple(j for j in self.judged[1:] if j.possible and j.candidate.p is not None)
         return others if all(j.reading == self.read.reading for j in others) else ()
+
+    def only_other_reading(self) -> Judged | None:
+        """The reader's own other reading, when the read is one no player could have laid and
+        that reading is the only one the reader listed that the deal leaves possible: the
+        deal settles the read (a wrong face, not a player's breach), nobody need be asked.
+        ``None`` when the read is possible, is ruled out by the rules of play (a breach looks
+        just like that), or the reader listed no possible reading or several."""
+        if self.read.possible or not self.read.unlayable:
+            return None
+        listed = [j for j in self.judged[1:] if j.possible and j.candidate.p is not None]
+        return listed[0] if len(listed) == 1 else None
 
     def ruled_out(self) -> tuple[str, ...]:
         """Why each listed alternative is impossible ("8H: two decks hold two of each ...")."""

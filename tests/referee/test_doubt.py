@@ -202,6 +202,44 @@ def test_with_known_hands_a_card_the_seat_does_not_hold_is_taken_as_seen_but_nev
     assert [r for r in s.records if r.get("reason") == "suspect_read"] == out
 
 
+def _known_hands() -> Script:
+    """Tiny hands: S, down to two cards, owes a report (R1), which the tests leave aside."""
+    s = Script()
+    s.quick_deal(hands={"S": ["5S", "9D", "9H"], "E": ["6S", "8C", "3C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
+    s("play", seat="S", cards=["5S"], **CAMERA)
+    return s
+
+
+def test_a_card_the_seat_cannot_hold_is_settled_by_the_readers_only_other_reading():
+    s = _known_hands()
+    out = s("play", seat="E", cards=["6H"], id="e1", source="camera", confidence=0.6,
+            alternatives=[{"cards": ["6S"], "p": 0.3}, {"cards": ["6D"], "p": 0.05}])
+    out = [r for r in out if r.get("rule") != "R1"]
+    assert [r["type"] for r in out] == ["settled"]  # E holds 6S, not 6H nor 6D: nobody is asked
+    assert out[0]["cards"] == ["6S"] and out[0]["of"] == "e1"
+    assert out[0]["settled_by"][0] == "6H as read: E does not hold 6H"
+    assert "6D: E does not hold 6D" in out[0]["settled_by"] and "6S, the reader's other reading" in out[0]["settled_by"][-1]
+    assert sorted(card_name(c) for c in s.deal.hands["E"]) == ["3C", "8C"] and s.deal.counts["E"] == 2
+    assert [r for r in s.records if r["type"] == "review"] == [] and s.deal.turn == "N"
+
+
+def test_a_read_the_rules_of_play_rule_out_is_asked_about_even_with_one_other_reading():
+    s = _known_hands()  # 3C does not beat 5S: a player's breach looks just like that misread
+    out = s("play", seat="E", cards=["3C"], id="e1", source="camera", confidence=0.6,
+            alternatives=[{"cards": ["6S"], "p": 0.3}])
+    out = [r for r in out if r.get("rule") != "R1"]
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+
+
+def test_two_possible_other_readings_are_asked_about():
+    s = _known_hands()
+    out = s("play", seat="E", cards=["6H"], id="e1", source="camera", confidence=0.6,
+            alternatives=[{"cards": ["6S"], "p": 0.2}, {"cards": ["8C"], "p": 0.15}])
+    out = [r for r in out if r.get("rule") != "R1"]
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert "taken as 6S (alternative 1)" in out[0]["message"]
+
+
 def test_read_is_right_closes_the_review_without_a_correction():
     s = Script()
     _led(s, ["9S"])

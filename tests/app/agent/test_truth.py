@@ -159,6 +159,18 @@ def test_a_misread_a_later_item_names_as_an_earlier_read_is_caught_later(plan):
     assert (s.misreads_caught, s.misreads_caught_later) == (0, 0)
 
 
+def test_a_misread_the_deal_settled_to_the_true_cards_is_caught_without_a_prompt(plan):
+    misread = [e for e in plan.seen if e["type"] == "play"][10]
+    answers = sent_as_seen(plan, misread["t"], ["BJ"])
+    records = truth_records(plan.truth)
+    right = {"type": "settled", "seat": misread["seat"], "at": misread["t"], "cards": misread["cards"]}
+    s = score(plan.truth, plan.breaches, answers, records + [right], records)
+    assert (s.misreads, s.misreads_caught, s.misreads_settled, s.misreads_caught_later, s.prompts) == (1, 1, 1, 0, 0)
+    wrong = dict(right, cards=["BJ"])  # settled, but to what the camera read
+    s = score(plan.truth, plan.breaches, answers, records + [wrong], records)
+    assert (s.misreads_caught, s.misreads_settled) == (0, 0) and any("misread unnoticed" in d for d in s.details)
+
+
 def test_a_corrected_misread_whose_items_are_gone_still_counts_caught_and_results_come_from_the_record(plan):
     misread = [e for e in plan.seen if e["type"] == "play"][10]
     answers = sent_as_seen(plan, misread["t"], ["BJ"])

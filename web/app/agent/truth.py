@@ -269,7 +269,11 @@ class FlagScore:
     plays: int = 0
     misreads: int = 0
     misreads_caught: int = 0
-    """Misreads with a flag or a prompt at that play (seat and t) or naming it, or corrected."""
+    """Misreads with a flag or a prompt at that play (seat and t) or naming it, corrected, or
+    settled by the deal's context to the true cards."""
+    misreads_settled: int = 0
+    """Of the caught, those the deal's context settled to the true cards without asking
+    anybody (a ``settled`` record at that play): the record is right, no prompt was needed."""
     misreads_caught_later: int = 0
     """Of the caught, those no item at their own play asked about: an item at a later play
     named them (the same face read a third time), or a referee corrected them from there."""
@@ -341,6 +345,13 @@ def score(
     remarks = remarked(flags + prompts)
     at_own_play = remarked(flags + prompts, earlier=False)
     misreads = alignment.misreads
+    settled = {(r["seat"], r["at"]): tuple(sorted(r["cards"])) for r in raised if r["type"] == "settled"}
+    settled_right = [p for p in misreads if p.sent is not None and p.true is not None
+                     and settled.get((p.seat, p.sent["t"])) == _key(p.true)[1]]
+
+    def caught(p: Pair, remarks: Collection) -> bool:
+        return p not in rejected and (p in settled_right or is_caught(p, remarks, corrected))
+
     rejected = [p for p in misreads if (p.result or {}).get("status") == "rejected"]
     at_misread = {(p.seat, p.sent["t"]) for p in misreads if p.sent is not None}
     on_misreads = [r for r in prompts if at_misread.intersection(moments(r))]
@@ -359,8 +370,9 @@ def score(
     return FlagScore(
         plays=sum(1 for e in seen if e["type"] == "play"),
         misreads=len(misreads),
-        misreads_caught=sum(1 for p in misreads if is_caught(p, remarks, corrected) and p not in rejected),
-        misreads_caught_later=sum(1 for p in misreads if is_caught(p, remarks, corrected) and p not in rejected
+        misreads_caught=sum(1 for p in misreads if caught(p, remarks)),
+        misreads_settled=len(settled_right),
+        misreads_caught_later=sum(1 for p in misreads if caught(p, remarks) and p not in settled_right
                                   and not is_caught(p, at_own_play, ())),
         misreads_corrected=sum(1 for p in misreads if p.sent is not None and p.sent.get("id") in corrected),
         misreads_rejected=len(rejected),
@@ -381,7 +393,7 @@ def score(
         + [f"{'at a misread' if f in on_misread else 'knock-on' if f in knock_on else 'false'}: {_named(f)}"
            for f in false]
         + [f"misread unnoticed: {p.seat} at {p.at:g} true {_key(p.true)[1] if p.true else '-'} read "
-           f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not is_caught(p, remarks, corrected)]
+           f"{_key(p.sent)[1] if p.sent else '-'}" for p in misreads if not caught(p, remarks)]
         + [f"prompt: {r['reason']} {r.get('seat') or '-'} at {r['at']:g}"
            f"{' (a misread)' if r in on_misreads else ''}" for r in prompts],
     )
