@@ -38,7 +38,7 @@ from recognizer.decks import deck_classifier  # noqa: E402
 from web.app.agent.demo import DemoOptions, DemoServer, SimulatedTable, corrected, make_table  # noqa: E402
 from web.app.agent.floorref import DELAY_S, FloorReferee, history  # noqa: E402
 from web.app.agent.sender import Answer  # noqa: E402
-from web.app.agent.truth import FlagScore, score  # noqa: E402
+from web.app.agent.truth import FlagScore, score, settled_reads  # noqa: E402
 from web.store import Appended, Store, open_store  # noqa: E402
 
 REFEREE = "floor"
@@ -63,8 +63,8 @@ def scored(tables: list[SimulatedTable], store: Store, answers: dict[str, list[A
     """Each table's record in ``store`` against its truth (``answers``: the agent's events with
     the store's answers to them)."""
     return {t.plan.table: score(t.plan.truth, t.plan.breaches, answers[t.plan.table],
-                                history(store, t.plan.table), store.records(t.plan.table),
-                                corrected(store, t.plan.table)) for t in tables}
+                                history(store, t.plan.table) + settled_reads(store.events(t.plan.table)),
+                                store.records(t.plan.table), corrected(store, t.plan.table)) for t in tables}
 
 
 def without_referee(tables: list[SimulatedTable], base: Path) -> dict[str, FlagScore]:

@@ -33,6 +33,8 @@ class Candidate:
     cards: tuple[Card, ...]
     p: float | None
     """The reader's probability; ``None`` for a reading the reader did not list."""
+    doubled: bool = False
+    """A face read once taken twice: two equal cards overlapping show one index."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,9 @@ class Judged:
     """A combination the seat could hold that does not beat the table: the one fact that
     is as much about the table's read as about this one."""
     unlayable: bool = False
-    """Ruled out by what the seat could lay at all (two of each face, its count, its hand),
-    not by the rules of play: no player could have laid it, so it is the camera's mistake
-    and never a breach."""
+    """Ruled out by what was laid or could be at all (fewer cards than the camera saw, two of
+    each face, the seat's count, its hand), not by the rules of play: it is the camera's
+    mistake, never a player's breach."""
 
     @property
     def possible(self) -> bool:
@@ -78,7 +80,7 @@ def candidates(play: Play, hand: Counter | None = None) -> list[Candidate]:
     for face in sorted(counts):
         doubled = tuple(sorted(play.cards + (face,)))
         if counts[face] < COPIES and doubled not in listed:
-            out.append(Candidate(f"two {card_name(face)} counted once", doubled, None))
+            out.append(Candidate(f"two {card_name(face)} counted once", doubled, None, doubled=True))
             listed.add(doubled)
     if hand is not None:
         kept = tuple((counts & hand).elements())
@@ -145,15 +147,18 @@ def seen_again(deal: DealState, seat: Seat, play: Play, table: Reading | None) -
         doubted[face] = doubted.get(face, 0) + 1
     hands = None if deal.hands is None else {**deal.hands, seat: deal.hands[seat] + laid}
     judged = judge(dataclasses.replace(deal, doubted_faces=doubted, hands=hands), seat,
-                   Candidate("read", play.cards, play.confidence), play.declared, table)
+                   Candidate("read", play.cards, play.confidence), play.declared, table, play.min_cards)
     return SeenAgain(tuple(faces), tuple(laid), earlier, judged) if judged.possible else None
 
 
 def judge(deal: DealState, seat: Seat, candidate: Candidate, declared: CombType | None,
-          table: Reading | None) -> Judged:
+          table: Reading | None, min_cards: int | None = None) -> Judged:
     """Whether ``seat`` could have laid ``candidate`` now (``table``: the combination to
-    beat, ``None`` when leading or when the table's own read is unknown)."""
+    beat, ``None`` when leading or when the table's own read is unknown; ``min_cards``: the
+    fewest cards the camera saw laid)."""
     cards = candidate.cards
+    if min_cards is not None and len(cards) < min_cards:
+        return Judged(candidate, None, f"the camera saw at least {min_cards} cards laid", unlayable=True)
     over = _over(deal, cards)
     if over:
         seen = ", ".join(f"{card_name(c)} seen {deal.played_faces.get(c, 0)} times" for c in sorted(over))
@@ -177,6 +182,8 @@ class Weighing:
     """All readings of one play judged against the deal, with what the context leaves."""
 
     judged: tuple[Judged, ...]
+    min_cards: int | None = None
+    """The fewest cards the camera saw laid (``play.min_cards``)."""
 
     @property
     def read(self) -> Judged:
@@ -214,16 +221,25 @@ class Weighing:
         others = tuple(j for j in self.judged[1:] if j.possible and j.candidate.p is not None)
         return others if all(j.reading == self.read.reading for j in others) else ()
 
-    def only_other_reading(self) -> Judged | None:
-        """The reader's own other reading, when the read is one no player could have laid and
-        that reading is the only one the reader listed that the deal leaves possible: the
-        deal settles the read (a wrong face, not a player's breach), nobody need be asked.
-        ``None`` when the read is possible, is ruled out by the rules of play (a breach looks
-        just like that), or the reader listed no possible reading or several."""
+    def settled(self) -> tuple[Judged, float, str] | None:
+        """The reading the deal settles a read on, its probability and why, when the read is not what was
+        laid (``unlayable``) and one reading is left: the only one the reader listed that
+        is possible, or, where the camera saw more cards than it read and the reader listed
+        none possible, the only possible face read once taken twice. Nobody need be asked:
+        it is a wrong face or a hidden index, not a player's breach. ``None`` when the read
+        is possible, is ruled out by the rules of play (a breach looks just like that), or
+        more readings than one, or none, are left."""
         if self.read.possible or not self.read.unlayable:
             return None
-        listed = [j for j in self.judged[1:] if j.possible and j.candidate.p is not None]
-        return listed[0] if len(listed) == 1 else None
+        possible = [j for j in self.judged[1:] if j.possible]
+        listed = [j for j in possible if j.candidate.p is not None]
+        if len(listed) == 1:
+            return listed[0], self.posterior(listed[0]), "the reader's other reading, the only one it listed that the deal leaves"
+        short = self.min_cards is not None and len(self.read.candidate.cards) < self.min_cards
+        if not listed and short and len(possible) == 1 and possible[0].candidate.doubled:
+            return possible[0], self.read.candidate.p, \
+                "two equal cards one over the other showing one index (the faces as read), the only reading the deal leaves"
+        return None
 
     def ruled_out(self) -> tuple[str, ...]:
         """Why each listed alternative is impossible ("8H: two decks hold two of each ...")."""
@@ -240,5 +256,5 @@ class Weighing:
 
 
 def weigh(deal: DealState, play: Play, table: Reading | None) -> Weighing:
-    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table)
-                          for c in candidates(play, held(deal, play.seat))))
+    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table, play.min_cards)
+                          for c in candidates(play, held(deal, play.seat))), play.min_cards)

@@ -146,6 +146,9 @@ class Play(Event):
     """Other readings of the same cards the reader found plausible, most likely first, each
     with its probability (the read itself has ``confidence``): what the referee weighs
     against the deal's context before it asks a person (:mod:`referee.doubt`)."""
+    min_cards: int | None = None
+    """The fewest cards the camera saw laid by their paper, sent when more than it read: a
+    reading with fewer cards is not what was laid (an index hidden under another)."""
 
     def to_json(self) -> dict:
         out = super().to_json()
@@ -389,8 +392,12 @@ def _parse_play(obj: dict, common: dict) -> Event:
             declared = parse_comb_type(declared)
         except ComboError as exc:
             raise EventError(f"play.declared: {exc}") from None
+    min_cards = obj.get("min_cards")
+    if min_cards is not None and (isinstance(min_cards, bool) or not isinstance(min_cards, int)
+                                  or not 1 <= min_cards <= 27):
+        raise EventError(f"play.min_cards: expected a number of cards from 1 to 27, got {min_cards!r}")
     return Play(seat=_seat(obj, "seat", "play"), cards=cards, declared=declared,
-                alternatives=_alternatives(obj), **common)
+                alternatives=_alternatives(obj), min_cards=min_cards, **common)
 
 
 MAX_ALTERNATIVES = 8

@@ -60,6 +60,9 @@ class Observation:
     alternatives: Readings | None = None
     """Other readings of the played cards the reader found plausible (:mod:`recognizer.alternatives`);
     ``None`` when the reader gave none at all (an empty tuple: it found none likely)."""
+    min_cards: int | None = None
+    """The fewest cards the play's paper can be (:mod:`.outline`), given only when that is
+    more than the cards read: the reader missed an index (two equal cards one over the other)."""
 
     def to_json(self, crop: str | None = None) -> dict[str, Any]:
         event: dict[str, Any] = {"type": self.type, "seat": self.seat}
@@ -75,6 +78,8 @@ class Observation:
             event["uncertain"] = True
         if self.alternatives is not None:
             event["alternatives"] = [{"cards": [card_name(c) for c in cards], "p": p} for cards, p in self.alternatives]
+        if self.min_cards is not None:
+            event["min_cards"] = self.min_cards
         return event
 
 
@@ -93,6 +98,7 @@ class AreaSegmenter:
         self._confidence = 1.0
         self._uncertain = False
         self._alternatives: Readings | None = None
+        self._at_least = 0
         self._committed = False
         self._last: AreaState | None = None
         self._last_play: tuple[int, ...] = ()
@@ -104,12 +110,13 @@ class AreaSegmenter:
 
     def feed(
         self, t: float, frame: int, state: AreaState | None, confidence: float = 1.0, uncertain: bool = False,
-        since: tuple[float, int] | None = None, alternatives: Readings | None = None,
+        since: tuple[float, int] | None = None, alternatives: Readings | None = None, at_least: int = 0,
     ) -> list[Observation]:
         """One frame: ``state`` is what the still area shows, ``None`` while in flux;
         ``confidence``, ``uncertain`` and ``alternatives`` are the reader's for it (a play
         carries the lowest confidence and that read's alternatives, and is uncertain if any
-        reading was, while it stood still). ``since``:
+        reading was, while it stood still); ``at_least``, the fewest cards the area's paper
+        can be (the fewest while it stood still). ``since``:
         the (time, frame) an earlier frame first showed ``state`` (the watcher decides what
         an area shows over several frames), else this frame."""
         if state is None:
@@ -118,12 +125,13 @@ class AreaSegmenter:
         if state != self._candidate:
             start = since if since is not None else (t, frame)
             self._candidate, self._since, self._confidence, self._uncertain = state, start, confidence, uncertain
-            self._alternatives = alternatives
+            self._alternatives, self._at_least = alternatives, at_least
             self._committed = False
         else:
             if confidence < self._confidence:
                 self._confidence, self._alternatives = confidence, alternatives
             self._uncertain = self._uncertain or uncertain
+            self._at_least = min(self._at_least, at_least)
         if self._committed:
             return self._forgotten(t, frame)
         if t - self._since[0] < self.stable_s - 1e-6:  # frame times are sums of floats
@@ -153,8 +161,9 @@ class AreaSegmenter:
             if played:
                 shown_before = before if played != state.cards else ()
                 others = None if self._alternatives is None else played_alternatives(self._alternatives, shown_before)
+                at_least = self._at_least - len(shown_before)
                 found.append(Observation("play", self.seat, t, frame, played, self._confidence, self._uncertain,
-                                         others))
+                                         others, at_least if at_least > len(played) else None))
         for kind in sorted(state.tokens - last.tokens):
             found.append(Observation(kind, self.seat, t, frame))
         return found

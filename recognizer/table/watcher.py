@@ -37,6 +37,7 @@ from recognizer.alternatives import Readings, area_alternatives
 from .calibration import Calibrator
 from .layout import TableLayout
 from .markers import Marker, MarkerDetector, token_kind
+from .outline import cards_at_least
 from .rectify import AreaViews
 from .segment import AreaSegmenter, AreaState
 from .tokens import mask_tokens
@@ -110,8 +111,9 @@ def area_tokens(markers: list[Marker], homography: np.ndarray, layout: TableLayo
     return {seat: frozenset(kinds) for seat, kinds in found.items()}
 
 
-Reading = tuple[tuple[int, ...], float, bool, Readings | None]
-"""(cards as a sorted tuple, confidence, uncertain, other readings) of one read of an area."""
+Reading = tuple[tuple[int, ...], float, bool, Readings | None, int]
+"""(cards as a sorted tuple, confidence, uncertain, other readings, the fewest cards its
+paper can be: :func:`~.outline.cards_at_least`) of one read of an area."""
 
 
 @dataclass
@@ -139,7 +141,7 @@ class _Vote:
     def decided(self, t: float, settings: WatchSettings) -> tuple[float, int, Reading, np.ndarray | None] | None:
         """Once the area has been still for ``stable_s`` and two reads agree (or the reads are
         used up): the winning reading, dated by the first frame that read it, with the lowest
-        confidence any of its reads had; else ``None``."""
+        confidence and the fewest cards by the paper any of its reads had; else ``None``."""
         if t - self.t < settings.stable_s - 1e-6:  # frame times are sums of floats
             return None
         if self.counts[self.leader] < 2 and len(self.reads) < settings.votes:
@@ -148,7 +150,8 @@ class _Vote:
         t0, index, _, crop = agreeing[0]
         weakest = min(agreeing, key=lambda r: r[2][1])[2]
         uncertain = any(r[2][2] for r in agreeing)
-        return t0, index, (self.leader, weakest[1], uncertain, weakest[3]), crop
+        at_least = min(r[2][4] for r in agreeing)
+        return t0, index, (self.leader, weakest[1], uncertain, weakest[3], at_least), crop
 
 
 class _Area:
@@ -159,7 +162,7 @@ class _Area:
         self.previous: np.ndarray | None = None
         self.read_view: np.ndarray | None = None
         self.was_moving = False
-        self.reading: Reading = ((), 1.0, False, None)
+        self.reading: Reading = ((), 1.0, False, None, 0)
         self.vote: _Vote | None = None
         self.since: tuple[float, int] | None = None
         """When the reading just decided first showed (the date of what it makes)."""
@@ -235,7 +238,7 @@ class TableWatcher:
                 state = AreaState(state, tokens.get(seat, frozenset()))
             since, area.since = area.since, None
             for obs in area.segmenter.feed(t, index, state, area.reading[1], area.reading[2], since=since,
-                                           alternatives=area.reading[3]):
+                                           alternatives=area.reading[3], at_least=area.reading[4]):
                 if obs.type == "cleared":
                     if self._last_seen != ("play", seat):
                         continue
@@ -265,13 +268,15 @@ class TableWatcher:
             return area.reading[0]
         if len(vote.reads) < s.votes and not vote.unanimous:
             crop = self._views.crop(seat, frame)
-            reading = self.readers[seat].read(mask_tokens(crop, self.detector))
+            cards_only = mask_tokens(crop, self.detector)
+            reading = self.readers[seat].read(cards_only)
             self.reads += 1
             area.read_view = view
             cards = tuple(sorted(reading.cards))
             others = area_alternatives(cards, reading.alternatives, float(reading.confidence)) \
                 if reading.alternatives else None
-            vote.add(t, index, (cards, float(reading.confidence), bool(reading.uncertain), others),
+            at_least = cards_at_least(cards_only, self.layout.read_px_per_mm)
+            vote.add(t, index, (cards, float(reading.confidence), bool(reading.uncertain), others, at_least),
                      crop if self.crops_dir is not None else None)
         decided = vote.decided(t, s)
         if decided is None:

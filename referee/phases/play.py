@@ -155,16 +155,14 @@ class PlayRules(Phase):
             records.append(_seen_again(deal, event, weighing, again))
             return records + self._missing_report(deal, event.t) + \
                 self._lay(deal, seat, event.cards, again.judged.reading, event.t, "raised", event.id)
-        other = weighing.only_other_reading()
-        if other is not None:
-            records.append(Settled(seat, deal.number, event.t, tuple(_names(other.candidate.cards)),
-                                   round(weighing.posterior(other), 4),
-                                   (f"{cards_name(event.cards)} as read: {read.excluded_by}",
-                                    *weighing.ruled_out(),
-                                    f"{cards_name(other.candidate.cards)}, the reader's other reading, "
-                                    "is the only one it listed that the deal leaves"), event.id))
+        settled = weighing.settled()
+        if settled is not None:
+            taken, confidence, why = settled
+            records.append(Settled(seat, deal.number, event.t, tuple(_names(taken.candidate.cards)), round(confidence, 4),
+                                   (f"{cards_name(event.cards)} as read: {read.excluded_by}", *weighing.ruled_out(),
+                                    f"taken as {cards_name(taken.candidate.cards)}: {why}"), event.id))
             return records + self._missing_report(deal, event.t) + \
-                self._lay(deal, seat, other.candidate.cards, other.reading, event.t, "read", event.id)
+                self._lay(deal, seat, taken.candidate.cards, taken.reading, event.t, "read", event.id)
         best = weighing.best()
         if best is None and read.fails_to_beat and deal.table_doubt == "read":
             deal.doubted.update((seat, deal.table_seat))

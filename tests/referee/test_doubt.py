@@ -76,6 +76,40 @@ def test_two_equal_cards_read_as_one_are_taken_as_the_pair():
     assert len(_items(s.records)) == 1
 
 
+def test_two_equal_cards_read_as_one_where_the_camera_saw_two_are_settled_as_the_pair():
+    s = Script()
+    _led(s, ["6S", "6S"])
+    out = s("play", seat="E", cards=["BJ"], id="e1", source="camera", confidence=0.8, alternatives=[], min_cards=2)
+    assert [r["type"] for r in out] == ["settled"] and out[0]["cards"] == ["BJ", "BJ"]
+    assert out[0]["settled_by"][0] == "BJ as read: the camera saw at least 2 cards laid"
+    assert "two equal cards one over the other" in out[0]["settled_by"][-1] and out[0]["confidence"] == 0.8
+    assert s.deal.counts["E"] == 25 and _items(s.records) == []
+
+
+def test_a_lead_read_a_card_short_is_settled_even_though_the_read_was_a_legal_play():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    out = s("play", seat="S", cards=["BJ"], id="s1", source="camera", confidence=0.9, min_cards=2)
+    assert [r["type"] for r in out] == ["settled"] and s.deal.counts["S"] == 25
+
+
+def test_a_read_short_of_what_the_camera_saw_with_two_faces_to_double_is_asked_about():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    out = s("play", seat="S", cards=["7H", "7D"], id="s1", source="camera", confidence=0.9, min_cards=3)
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert "the camera saw at least 3 cards laid" in out[0]["message"]
+    assert set(out[0]["readings"]) == {"read", "two 7H counted once", "two 7D counted once"}  # a triple either way
+
+
+def test_min_cards_must_be_a_number_of_cards():
+    s = Script()
+    s("deal_start", deal=1, first_leader="S")
+    for bad in (0, 28, "2", True, 1.5):
+        (out,) = s("play", seat="S", cards=["BJ"], source="camera", min_cards=bad)
+        assert out["type"] == "error" and "play.min_cards: expected a number of cards from 1 to 27" in out["message"]
+
+
 def test_a_report_the_reads_contradict_suspects_the_reads_not_the_player():
     s = Script()
     s("deal_start", deal=1, first_leader="S")
@@ -218,7 +252,7 @@ def test_a_card_the_seat_cannot_hold_is_settled_by_the_readers_only_other_readin
     assert [r["type"] for r in out] == ["settled"]  # E holds 6S, not 6H nor 6D: nobody is asked
     assert out[0]["cards"] == ["6S"] and out[0]["of"] == "e1"
     assert out[0]["settled_by"][0] == "6H as read: E does not hold 6H"
-    assert "6D: E does not hold 6D" in out[0]["settled_by"] and "6S, the reader's other reading" in out[0]["settled_by"][-1]
+    assert "6D: E does not hold 6D" in out[0]["settled_by"] and out[0]["settled_by"][-1].startswith("taken as 6S: the reader's other reading")
     assert sorted(card_name(c) for c in s.deal.hands["E"]) == ["3C", "8C"] and s.deal.counts["E"] == 2
     assert [r for r in s.records if r["type"] == "review"] == [] and s.deal.turn == "N"
 

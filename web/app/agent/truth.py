@@ -187,6 +187,14 @@ def truth_records(truth: list[dict[str, Any]], ruleset: Ruleset | None = None) -
     return referee.records()
 
 
+def settled_reads(events: list[dict[str, Any]], ruleset: Ruleset | None = None) -> list[dict[str, Any]]:
+    """The ``settled`` records of a table's stored ``events`` (its reads the deal's context
+    settled without asking): the store keeps flags and reviews, not these, so the events are
+    judged again."""
+    return [r for r in truth_records([{k: v for k, v in e.items() if k != "seq"} for e in events], ruleset)
+            if r["type"] == "settled"]
+
+
 def deal_results(records: list[dict[str, Any]]) -> list[tuple]:
     return [(r.get("deal"), tuple(r.get("order", ())), json.dumps(r.get("upgrade"), sort_keys=True),
              json.dumps(r.get("levels"), sort_keys=True))
