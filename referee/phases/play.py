@@ -107,8 +107,8 @@ class PlayRules(Phase):
                                   {"what": "more_than_held", "laid": len(event.cards), "holds": deal.counts[seat]})]
         reading = default_reading(event.cards, deal.level, deal.table, event.declared)
         if reading is None:
-            return records + [_p5(seat, self._illegal_message(deal, event), event.t, claim_round(deal),
-                                  self._illegal_detail(deal, event))] + \
+            message, detail = self._illegal(deal, event)
+            return records + [_p5(seat, message, event.t, claim_round(deal), detail)] + \
                 self._stand(deal, seat, event.cards, event.t, event.declared)
         records += self._missing_report(deal, event.t)
         if event.confidence is not None and event.confidence < self.ruleset.min_confidence and \
@@ -314,21 +314,17 @@ class PlayRules(Phase):
         return records
 
     @staticmethod
-    def _illegal_message(deal: DealState, event: ev.Play) -> str:
-        laid = cards_name(event.cards)
+    def _illegal(deal: DealState, event: ev.Play) -> tuple[str, dict]:
+        """Why a play as laid is illegal (P5), in words and as data."""
+        laid, names = cards_name(event.cards), _names(event.cards)
         if default_reading(event.cards, deal.level, None, event.declared) is None:
             declared = f" as a {event.declared.value}" if event.declared else ""
-            return f"{event.seat} laid {laid}{declared}: not a combination (C4)"
-        return f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})"
-
-    @staticmethod
-    def _illegal_detail(deal: DealState, event: ev.Play) -> dict:
-        """``_illegal_message`` as data."""
-        if default_reading(event.cards, deal.level, None, event.declared) is None:
-            return {"what": "not_a_combination", "cards": _names(event.cards),
-                    "declared": event.declared.value if event.declared else None}
-        return {"what": "does_not_beat", "cards": _names(event.cards), "table": _names(deal.table_cards),
-                "reading": reading_detail(deal.table)}
+            return (f"{event.seat} laid {laid}{declared}: not a combination (C4)",
+                    {"what": "not_a_combination", "cards": names,
+                     "declared": event.declared.value if event.declared else None})
+        return (f"{event.seat} laid {laid}, which does not beat {cards_name(deal.table_cards)} ({deal.table})",
+                {"what": "does_not_beat", "cards": names, "table": _names(deal.table_cards),
+                 "reading": reading_detail(deal.table)})
 
     def _lay(self, deal: DealState, seat: Seat, cards: tuple[Card, ...], reading: Reading | None,
              t: float, doubt: str | None = None, of: str | None = None) -> list[Verdict]:
