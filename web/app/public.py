@@ -271,7 +271,8 @@ def counted_plays(steps: list[Step], closed: dict) -> dict[int, list[str] | None
     deal went on with another reading of an impossible read (a ``suspect_read`` taken as
     another), that reading. A read in question that the deal took as read (no reading
     nearby was possible; two reads of which one is wrong; a face more often than two decks
-    hold, D3) counts its cards, face down (``FACE_DOWN``). A referee's confirmation of the
+    hold, D3) counts its cards, face down (``FACE_DOWN``). A read the deal's context settled
+    (a ``settled`` record) shows the cards it was settled to. A referee's confirmation of the
     read (or of the D3 flag) shows its faces; a correction replaces the read altogether."""
     out: dict[int, list[str] | None] = {}
     for i, step in enumerate(steps):
@@ -284,11 +285,14 @@ def counted_plays(steps: list[Step], closed: dict) -> dict[int, list[str] | None
         suspect = next((r for r in step.records if r.get("type") == "review" and r.get("reason") == "suspect_read"
                         and r.get("seat") == seat), None)
         doubt = (suspect or {}).get("detail") or {}
+        settled = next((r for r in step.records if r.get("type") == "settled" and r.get("seat") == seat), None)
         if any(f.get("rule") == "P5" and (f.get("detail") or {}).get("what") == "more_than_held" for f in flags):
             out[step.seq] = None
         elif (any(f.get("rule") in TAKEN_BACK for f in flags)  # a play that stood as laid (``_stand``)
               or (doubt.get("what") == "impossible_read" and not doubt.get("taken"))) and went_back(steps, i):
             out[step.seq] = None
+        elif settled and not confirmed:
+            out[step.seq] = list(settled["cards"])
         elif suspect and not confirmed:
             out[step.seq] = _card_names(doubt["taken"]) if doubt.get("taken") else [FACE_DOWN] * len(cards)
             if doubt.get("what") == "two_reads":  # the table's read it failed to beat is in question too
