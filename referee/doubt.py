@@ -221,19 +221,22 @@ class Weighing:
         others = tuple(j for j in self.judged[1:] if j.possible and j.candidate.p is not None)
         return others if all(j.reading == self.read.reading for j in others) else ()
 
-    def settled(self) -> tuple[Judged, float, str] | None:
+    def settled(self, min_confidence: float) -> tuple[Judged, float, str] | None:
         """The reading the deal settles a read on, its probability and why, when the read is not what was
         laid (``unlayable``) and one reading is left: the only one the reader listed that
-        is possible, or, where the camera saw more cards than it read and the reader listed
-        none possible, the only possible face read once taken twice. Nobody need be asked:
-        it is a wrong face or a hidden index, not a player's breach. ``None`` when the read
-        is possible, is ruled out by the rules of play (a breach looks just like that), or
-        more readings than one, or none, are left."""
+        is possible (when the read's own confidence is below ``min_confidence``), or, where
+        the camera saw more cards than it read and the reader listed none possible, the only
+        possible face read once taken twice. Nobody need be asked: it is a wrong face or a
+        hidden index, not a player's breach. ``None`` when the read is possible, is ruled out
+        by the rules of play (a breach looks just like that), or more readings than one, or
+        none, are left; and when the reader was sure of a face the deal rules out (a card of
+        another deck, a hand typed wrong look just like that): a person looks."""
         if self.read.possible or not self.read.unlayable:
             return None
         possible = [j for j in self.judged[1:] if j.possible]
         listed = [j for j in possible if j.candidate.p is not None]
-        if len(listed) == 1:
+        sure = self.read.candidate.p is not None and self.read.candidate.p >= min_confidence
+        if len(listed) == 1 and not sure:
             return listed[0], self.posterior(listed[0]), "the reader's other reading, the only one it listed that the deal leaves"
         short = self.min_cards is not None and len(self.read.candidate.cards) < self.min_cards
         if not listed and short and len(possible) == 1 and possible[0].candidate.doubled:

@@ -155,7 +155,7 @@ class PlayRules(Phase):
             records.append(_seen_again(deal, event, weighing, again))
             return records + self._missing_report(deal, event.t) + \
                 self._lay(deal, seat, event.cards, again.judged.reading, event.t, "raised", event.id)
-        settled = weighing.settled()
+        settled = weighing.settled(self.ruleset.min_confidence)
         if settled is not None:
             taken, confidence, why = settled
             records.append(Settled(seat, deal.number, event.t, tuple(_names(taken.candidate.cards)), round(confidence, 4),

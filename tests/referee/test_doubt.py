@@ -257,6 +257,17 @@ def test_a_card_the_seat_cannot_hold_is_settled_by_the_readers_only_other_readin
     assert [r for r in s.records if r["type"] == "review"] == [] and s.deal.turn == "N"
 
 
+def test_a_sure_read_of_a_card_the_seat_cannot_hold_is_asked_about_not_settled():
+    """The reader sure of a face the seat was not dealt: a card of another deck or a hand
+    typed wrong looks just like that, so a person looks, though one listed reading is left."""
+    s = _known_hands()
+    out = s("play", seat="E", cards=["6H"], id="e1", source="camera", confidence=0.9,
+            alternatives=[{"cards": ["6S"], "p": 0.05}])
+    out = [r for r in out if r.get("rule") != "R1"]
+    assert [(r["type"], r.get("reason")) for r in out] == [("review", "suspect_read")]
+    assert "taken as 6S (alternative 1)" in out[0]["message"] and s.deal.counts["E"] == 2
+
+
 def test_a_read_the_rules_of_play_rule_out_is_asked_about_even_with_one_other_reading():
     s = _known_hands()  # 3C does not beat 5S: a player's breach looks just like that misread
     out = s("play", seat="E", cards=["3C"], id="e1", source="camera", confidence=0.6,
