@@ -44,6 +44,9 @@ class Referee:
         self._machine = Machine(self.ruleset)
         self._log: list[ev.Event] = []
         self._ids: dict[str, ev.Event] = {}
+        self._struck: frozenset[str] = frozenset()
+        """Ids of logged events a correction struck (nobody acted there): kept in the log at
+        their place, so a later correction can put an event back there, but never judged."""
         self._verdicts: list[Verdict] = []
         self._received: list[ev.Event] = []  # every accepted event as received: what a snapshot holds
         self._observers: list[Observer] = []
@@ -59,6 +62,8 @@ class Referee:
 
     @property
     def log(self) -> tuple[ev.Event, ...]:
+        """The accepted events as judged (each correction's replacement in place), a struck
+        one included at its place."""
         return tuple(self._log)
 
     @property
@@ -133,12 +138,19 @@ class Referee:
         drops out of the log (the store keeps it; the referee no longer counts it).
         """
         original = self._read_event(correction.of, "correction")
+        done = Rederived(correction.of, correction.by, correction.t)
+        if correction.event is None:
+            if not isinstance(original, (ev.Play, ev.Pass)):
+                raise Rejected(f"correction of {correction.of!r}: only a play or a pass can be struck "
+                               f"(nobody acted there), not a {original.kind}")
+            if correction.of in self._struck:
+                raise Rejected(f"correction of {correction.of!r}: that event is struck already")
+            return self._rejudge(correction, original.id, None, self._machine.confirmed, done)
         t = correction.replacement_t(original.t)
         if t != original.t:
             self._check_between_neighbours(correction, original, t)
         replacement = dataclasses.replace(correction.event, t=t, id=original.id)
-        return self._rejudge(correction, replacement, self._machine.confirmed,
-                             Rederived(correction.of, correction.by, correction.t))
+        return self._rejudge(correction, original.id, replacement, self._machine.confirmed, done)
 
     def _check_between_neighbours(self, correction: ev.Correction, original: ev.Event, t: float) -> None:
         """A corrected time stays between the events logged around the original: the log keeps
@@ -159,10 +171,13 @@ class Referee:
         original = self._read_event(confirm.of, "confirm_read")
         if not isinstance(original, ev.Play) or original.source != "camera":
             raise Rejected(f"confirm_read: event {confirm.of!r} is not a camera read of a play")
+        if confirm.of in self._struck:
+            raise Rejected(f"confirm_read: the read of {confirm.of!r} was struck (nobody played there); "
+                           "correct it to put a play back")
         if confirm.of in self._machine.confirmed:
             raise Rejected(f"confirm_read: the read of {confirm.of!r} is already confirmed")
         done = Confirmed(confirm.of, original.seat, original.t, confirm.by, confirm.t)
-        return self._rejudge(confirm, original, self._machine.confirmed | {confirm.of}, done)
+        return self._rejudge(confirm, original.id, original, self._machine.confirmed | {confirm.of}, done)
 
     def _read_event(self, of: str, kind: str) -> ev.Event:
         if of not in self._ids:
@@ -172,21 +187,22 @@ class Referee:
             raise Rejected(f"event {of!r} is a {original.kind}: name the table event itself")
         return original
 
-    def _rejudge(self, cause: ev.Event, replacement: ev.Event, confirmed: frozenset[str],
+    def _rejudge(self, cause: ev.Event, of: str | None, replacement: ev.Event | None, confirmed: frozenset[str],
                  done: Verdict) -> list[Verdict]:
-        """Judge the log afresh with ``replacement`` in place of the event of the same id and
-        ``confirmed`` reads taken as read; returns the withdrawn flags, the new verdicts and
-        ``done``, and makes the fresh judgement this referee's."""
+        """Judge the log afresh with ``replacement`` in place of the event ``of`` (``None``:
+        without it, struck) and ``confirmed`` reads taken as read; returns the withdrawn
+        flags, the new verdicts and ``done``, and makes the fresh judgement this referee's."""
         fresh = Referee(self.ruleset)
         fresh._machine.confirmed = confirmed
+        fresh._struck = self._struck - {of} | ({of} if replacement is None else frozenset())
         for event in self._log:
-            if isinstance(event, (ev.Correction, ev.ConfirmRead)):
-                fresh._accept(event)  # already folded into the log
-            elif event.id == replacement.id:
+            if isinstance(event, (ev.Correction, ev.ConfirmRead)) or (event.id in fresh._struck):
+                fresh._accept(event)  # already folded into the log, or struck from it
+            elif event.id == of:
                 try:
                     fresh.feed(replacement)
                 except ev.EventError as exc:
-                    raise Rejected(f"{cause.kind} of {replacement.id!r}: the replacement is impossible there: "
+                    raise Rejected(f"{cause.kind} of {of!r}: the replacement is impossible there: "
                                    f"{exc}") from None
             else:
                 try:
@@ -194,15 +210,15 @@ class Referee:
                 except ev.EventError:
                     pass
         before = [v for v in self._verdicts if not isinstance(v, (Withdrawn, Rederived, Confirmed))]
-        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {replacement.id!r} is read as "
-                                                     f"{'confirmed' if isinstance(done, Confirmed) else 'corrected'}")
+        how = "confirmed" if isinstance(done, Confirmed) else "corrected" if replacement is not None else "struck"
+        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {of!r} is read as {how}")
                      for v in _missing(before, fresh._verdicts) if isinstance(v, Flag)]
         news = _missing(fresh._verdicts, before)
         if fresh._machine.last_t is not None and cause.t < fresh._machine.last_t:
             raise Rejected(f"time goes backwards: t={cause.t:g} after t={fresh._machine.last_t:g} "
                            f"(the {cause.kind}'s log's last time)")
         raised = {v.key for v in fresh._verdicts if isinstance(v, Flag)}
-        self._machine, self._log, self._ids = fresh._machine, fresh._log, fresh._ids
+        self._machine, self._log, self._ids, self._struck = fresh._machine, fresh._log, fresh._ids, fresh._struck
         self._verdicts = fresh._verdicts + [w for w in withdrawn if w.key not in raised] + [done]
         self._accept(cause)
         return withdrawn + news + [done]
@@ -239,12 +255,14 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
     not a step. A confirmation is a step, dated like its read (times never go backwards), so
     that the steps after a read a referee confirmed show the deal judged with that read, as
     the referee re-judged it, while the step of the read still holds the review the
-    confirmation closes. Fed in this order, a fresh ``Referee`` ends where the live one does.
+    confirmation closes. A struck event (a correction with no event) is no step at all.
+    Fed in this order, a fresh ``Referee`` ends where the live one does.
     Returns pairs of the event and, for a corrected one, ``{"by", "seq", "original"}``.
     """
     out: list[list] = []
     where: dict[str, int] = {}
     confirms: dict[int, list[dict]] = {}
+    struck: set[int] = set()
     for event in raw:
         if event["type"] == "confirm_read" and str(event.get("of")) in where:
             confirms.setdefault(where[str(event["of"])], []).append(event)
@@ -257,15 +275,23 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
         at = where.get(str(event.get("of")))
         if at is None:
             continue
-        original, earlier = out[at]
-        retimed = ev.parse_event(event).replacement_t(original["t"])
+        standing, earlier = out[at]
+        original = (earlier or {}).get("original", standing)
+        corrected = {"by": event.get("by"), "seq": event["seq"], "original": original}
+        if event.get("event") is None:  # struck: nobody acted there
+            out[at] = [standing, corrected]
+            struck.add(at)
+            continue
+        struck.discard(at)
+        retimed = ev.parse_event(event).replacement_t(standing["t"])
         replacement = {**event["event"], "t": retimed, "id": original.get("id"),
                        "table": original.get("table"), "seq": original["seq"]}
         replacement.setdefault("source", "manual")
-        out[at] = [replacement, {"by": event.get("by"), "seq": event["seq"],
-                                 "original": (earlier or {}).get("original", original)}]
+        out[at] = [replacement, corrected]
     folded: list[tuple[dict, dict | None]] = []
     for at, (event, corrected) in enumerate(out):
+        if at in struck:
+            continue
         folded.append((event, corrected))
         folded += [({**confirm, "t": event["t"]}, None) for confirm in confirms.get(at, ())]
     return folded

@@ -208,23 +208,29 @@ class AskCount(Event):
 class Correction(Event):
     """A referee's replacement of an accepted event (``of``). The replacement keeps the
     original's time unless it names its own (``timed``): a tick or a read stamped far ahead
-    of the table would otherwise hold every later true event back."""
+    of the table would otherwise hold every later true event back.
+
+    ``event`` ``None`` (JSON ``null``) strikes the event: a play or pass a reader saw where
+    nobody acted (a hand over the play area read as a play). Replacing it with a pass would
+    not do: the seat's real action, seen afterwards, would then be out of turn."""
 
     kind: ClassVar[str] = "correction"
     of: str
-    event: Event
+    event: Event | None
     by: str | None = None
     timed: bool = False
     """Whether the replacement names its own ``t`` (else its JSON has none)."""
 
     def replacement_t(self, original_t: float) -> float:
         """The replacement's time: its own if it names one, else the corrected event's."""
-        return self.event.t if self.timed else original_t
+        return self.event.t if self.timed and self.event is not None else original_t
 
     def to_json(self) -> dict:
         out = super().to_json()
         del out["timed"]
-        if not self.timed:
+        if self.event is None:
+            out["event"] = None
+        elif not self.timed:
             del out["event"]["t"]
         return out
 
@@ -442,9 +448,12 @@ def _parse_report(obj: dict, common: dict) -> Event:
 
 def _parse_correction(obj: dict, common: dict) -> Event:
     of = _get(obj, "of", "correction")
+    if "event" in obj and obj["event"] is None:  # struck: nothing happened there
+        return Correction(of=str(of), event=None, by=obj.get("by"), **common)
     replacement = _get(obj, "event", "correction")
     if not isinstance(replacement, dict):
-        raise EventError(f"correction.event: expected the replacement event object, got {replacement!r}")
+        raise EventError(f"correction.event: expected the replacement event object (or null: "
+                         f"no event happened there), got {replacement!r}")
     replacement = dict(replacement)
     timed = "t" in replacement
     replacement.setdefault("t", common["t"])

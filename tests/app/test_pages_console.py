@@ -379,3 +379,23 @@ def test_only_a_referee_corrects_a_time(app, referee):
                                                       "csrf_token": csrf_of(viewer, "/")})
     assert response.status_code == 403
     assert get_store(app).events("T1")[-1]["type"] != "correction"
+
+
+def test_a_read_where_nobody_played_is_struck_from_the_console(app, referee):
+    """"Nobody played": a correction with no event; the table is judged without the read, and
+    the results page's audit says it was struck, in both languages."""
+    page = referee.get("/flags/").get_data(as_text=True)
+    assert 'value="none">nobody played (strike the read)</option>' in page
+    page = form_post(referee, "/flags/T1/correct", of="p2", kind="none").get_data(as_text=True)
+    assert "Recorded: correction." in page
+    event = get_store(app).events("T1")[-1]
+    assert {k: event[k] for k in ("type", "of", "event", "by")} == {
+        "type": "correction", "of": "p2", "event": None, "by": "referee"}
+    table = referee.get("/api/tables/T1").get_json()
+    assert ("E", 9.0) not in [(h["seat"], h["t"]) for h in table["history"]]
+    assert table["state"]["deal"]["counts"]["E"] == 27
+    assert table["reviews"] == 0
+    assert "struck: nobody played" in referee.get("/results").get_data(as_text=True)
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    assert "已删除：未出牌" in referee.get("/results").get_data(as_text=True)
+    assert "未出牌（删除此识别）" in referee.get("/flags/").get_data(as_text=True)

@@ -1,9 +1,11 @@
-"""Helpers to write plays in RULES.md notation."""
+"""Helpers to write plays in RULES.md notation, and to judge a log afresh."""
 
 from __future__ import annotations
 
 from referee.cards import parse_cards, parse_level, rank_name
 from referee.combos import readings
+from referee.engine import Referee
+from referee.events import EventError
 
 
 def kinds(cards: str, level: str = "2") -> set[tuple[str, str]]:
@@ -20,8 +22,6 @@ class Script:
     """Feed events to a fresh referee with advancing time; collect what it derives."""
 
     def __init__(self, ruleset=None, teams=None) -> None:
-        from referee.engine import Referee
-
         self.referee = Referee(ruleset)
         self.t = 0.0
         self.records: list[dict] = []
@@ -33,7 +33,6 @@ class Script:
         return self.feed({"type": kind, "t": self.t, **fields})
 
     def feed(self, event) -> list[dict]:
-        from referee.events import EventError
         from referee.verdicts import Rejection
 
         try:
@@ -85,3 +84,15 @@ class Script:
         self("play", seat="S", cards=["AS"])
         self("pass", seat="E")
         self("play", seat="N", cards=["2S"])
+
+
+def judged_afresh(events: list[dict]) -> Referee:
+    """A new referee fed ``events``, skipping those it refuses: what a corrected log makes
+    impossible drops out, as in the referee's own re-judgement."""
+    referee = Referee()
+    for event in events:
+        try:
+            referee.feed(event)
+        except EventError:
+            pass
+    return referee

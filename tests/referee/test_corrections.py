@@ -16,7 +16,7 @@ from referee.engine import Referee
 from referee.simulate import simulate_session
 from referee.verdicts import Flag, Rederived, Withdrawn
 
-from .conftest import Script
+from .conftest import Script, judged_afresh
 
 
 def _led_nine(s: Script) -> None:
@@ -112,16 +112,6 @@ def _core(verdicts) -> list:
     return [v for v in verdicts if not isinstance(v, (Withdrawn, Rederived))]
 
 
-def _fresh(events: list[dict]) -> Referee:
-    referee = Referee()
-    for event in events:
-        try:
-            referee.feed(event)
-        except ev.EventError:
-            pass  # what the corrected log makes impossible drops out, as in the referee
-    return referee
-
-
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 5), st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 3))
 def test_a_correction_equals_a_fresh_replay_of_the_corrected_log(seed, which, how, later):
@@ -148,7 +138,7 @@ def test_a_correction_equals_a_fresh_replay_of_the_corrected_log(seed, which, ho
         return
     corrected = list(events[:upto])
     corrected[at] = {**replacement, "t": events[at]["t"], "id": events[at]["id"], "table": events[at]["table"]}
-    fresh = _fresh(corrected)
+    fresh = judged_afresh(corrected)
     assert _core(referee.verdicts()) == fresh.verdicts()
     assert referee.state == fresh.state
     shown = [v.key for v in stream if isinstance(v, Flag)]

@@ -21,8 +21,12 @@ CONFIRM = {"type": "confirm_read", "t": 9, "of": "e1", "by": "chief", "source": 
 CORRECT_S = {"type": "correction", "t": 10, "of": "s1", "by": "chief", "event": {"type": "play", "seat": "S", "cards": ["8S"]}}
 CORRECT_E = {"type": "correction", "t": 10, "of": "e1", "by": "chief", "event": {"type": "play", "seat": "E", "cards": ["TS"]}}
 
+STRIKE_E = {"type": "correction", "t": 10, "of": "e1", "by": "chief", "event": None}
+RESTORE_E = {**CORRECT_E, "t": 11}
 
-@pytest.mark.parametrize("rulings", [[CONFIRM], [CORRECT_S], [CORRECT_E], [CONFIRM, CORRECT_S]])
+
+@pytest.mark.parametrize("rulings", [[CONFIRM], [CORRECT_S], [CORRECT_E], [CONFIRM, CORRECT_S], [STRIKE_E],
+                                     [STRIKE_E, RESTORE_E], [CORRECT_E, {**STRIKE_E, "t": 11}]])
 def test_the_folded_log_judged_afresh_ends_where_the_live_referee_does(rulings):
     raw = [dict(e, seq=i + 1) for i, e in enumerate(EVENTS + rulings)]
     live, fresh = Referee(), Referee()

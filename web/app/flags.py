@@ -91,12 +91,13 @@ class DismissForm(FlagForm):
 
 
 class CorrectForm(FlaskForm):
-    """A correction: the event read as another play or a pass, or (``same``) as it stands;
-    either way at another table time ``t`` when one is given."""
+    """A correction: the event read as another play or a pass, or (``same``) as it stands,
+    either way at another table time ``t`` when one is given; or (``none``) struck: nobody
+    played there (a correction with no event)."""
 
     of = StringField(validators=[DataRequired(), Length(max=120)])
     seat = SelectField(choices=["", *"NESW"], default="")
-    kind = SelectField(choices=["play", "pass", "same"])
+    kind = SelectField(choices=["play", "pass", "same", "none"])
     cards = StringField(validators=[Length(max=200)])
     t = StringField(validators=[Length(max=32)])
 
@@ -456,9 +457,13 @@ def table_time(text: str | None) -> float | None:
 def correct(table_id: str):
     """A correction; the read submitted unchanged (at its own time) is a ``confirm_read`` instead."""
     form = CorrectForm()
-    if not form.validate_on_submit() or (form.kind.data != "same" and not form.seat.data):
+    if not form.validate_on_submit() or (form.kind.data not in ("same", "none") and not form.seat.data):
         abort(400)
     timeline = _timeline(table_id)
+    if form.kind.data == "none":
+        _submit(table_id, [{"type": "correction", "t": _stamp(timeline), "of": form.of.data, "event": None}],
+                t("action.correction"))
+        return _back()
     read = next((s.event for s in timeline.steps if str(s.event.get("id")) == form.of.data), None)
     try:
         when = table_time(form.t.data)

@@ -68,7 +68,8 @@ def table_results(table_id: str) -> dict | None:
         session["signoff"] = (sign_off.status(store, table_id, session["number"]).as_dict()
                               if session["result"] else None)
         session["trail"] = sign_off.trail(store, table_id, session["number"]) if session["result"] else []
-    audit = [{**a, "original": _original(a["original"] or {}), "replacement": redact(a.get("replacement") or {})}
+    audit = [{**a, "original": _original(a["original"] or {}),
+              "replacement": None if a.get("replacement") is None else redact(a["replacement"])}
              if a["type"] == "correction" else a for a in store.audit(table_id)]
     return {"table": table_id, "teams": table["state"].get("teams"), "sessions": sessions, "audit": audit}
 

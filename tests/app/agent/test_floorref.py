@@ -22,6 +22,14 @@ def test_a_doubted_read_that_was_right_is_confirmed_one_that_was_wrong_corrected
     assert decide(REVIEW, [None], False) is None  # no play of the truth to say
 
 
+def test_a_play_seen_where_nobody_played_is_struck():
+    phantom = Pair("E", None, READ, {}, True)
+    assert decide(dict(REVIEW, reason="suspect_read"), [phantom], False) == {
+        "type": "correction", "of": "p2", "event": None}
+    assert decide(dict(FLAG, rule="P4"), [phantom], False)["event"] is None  # a flag at it too
+    assert decide(dict(REVIEW, reason="suspect_read"), [phantom], False, corrected={"p2"}) is None
+
+
 def test_a_flag_at_a_misread_is_corrected_a_true_breach_stays_any_other_is_dismissed():
     right = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["5S"]}, READ, {}, False)
     wrong = Pair("E", {"type": "play", "seat": "E", "t": 8.9, "cards": ["6S"]}, READ, {}, True)

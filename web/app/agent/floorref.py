@@ -5,7 +5,8 @@ A few table seconds after an item appears (:data:`DELAY_S`: walking over, lookin
 cards) the referee answers it from the simulation's truth:
 
 * a doubt item (:data:`~.truth.DOUBT_REASONS`) about a read that was right: ``confirm_read``;
-  about a read that was wrong: a ``correction`` with the true play;
+  about a read that was wrong: a ``correction`` with the true play, or with no event (struck)
+  for a play seen where nobody played;
 * a flag at a misread play: the same ``correction`` (the read, not the player, was wrong);
 * an item that names earlier reads as possibly the wrong one: the ``correction`` of whichever
   of the named reads was wrong;
@@ -41,6 +42,11 @@ def _known(pair: Pair | None) -> bool:
     return pair is not None and pair.sent is not None and pair.true is not None and bool(pair.sent.get("id"))
 
 
+def _phantom(pair: Pair | None) -> bool:
+    """A play sent where the truth has none (a hand over the play area read as a play)."""
+    return pair is not None and pair.sent is not None and pair.true is None and bool(pair.sent.get("id"))
+
+
 def decide(item: dict[str, Any], pairs: list[Pair | None], true_breach: bool,
            corrected: Collection[str] = ()) -> dict[str, Any] | None:
     """The referee's answer to ``item`` (a flag or a review record) as an event without its
@@ -51,7 +57,10 @@ def decide(item: dict[str, Any], pairs: list[Pair | None], true_breach: bool,
     kind = item["type"]
     if kind == "review" and item.get("reason") not in DOUBT_REASONS:
         return None
-    misread = next((p for p in pairs if _known(p) and p.misread and p.sent["id"] not in corrected), None)
+    misread = next((p for p in pairs if (_known(p) and p.misread or _phantom(p)) and p.sent["id"] not in corrected),
+                   None)
+    if misread is not None and misread.true is None:
+        return {"type": "correction", "of": misread.sent["id"], "event": None}  # nobody played there
     if misread is not None:  # the read the table shows wrong, whichever of the named ones it is
         true = {"type": misread.true["type"], "seat": misread.seat, "source": "manual"}
         if misread.true.get("cards"):
