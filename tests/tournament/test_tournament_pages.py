@@ -60,9 +60,11 @@ def test_the_standings_page_in_english(server, browser):
     heads = page.locator("table.standings thead th").all_inner_texts()
     assert heads == ["Rank", "Pair", "Team", "Players", "Match points", "Progressive score (from round 2)",
                      "Rounds won", "Level-difference points", "Upgrades", "Lot", "Notes"]
-    aligned = page.eval_on_selector_all("table.standings tbody td.num, table.pairings td.num",
-                                        "cells => cells.map(c => getComputedStyle(c).textAlign)")
-    assert len(aligned) == 5 * 7 + 3 * 2 and set(aligned) == {"right"}
+    numbers = "table.standings tbody td.num, table.pairings td.num"
+    assert page.locator(numbers).count() == 5 * 7 + 3 * 2
+    # the page redraws itself as the stream opens (live.js): read the styles of the cells it shows then
+    page.wait_for_function("""sel => [...document.querySelectorAll(sel)].every(
+        c => getComputedStyle(c).textAlign === 'right')""", arg=numbers, timeout=10_000)
     notes = dict(zip(page.locator("table.standings tbody tr td:nth-child(2)").all_inner_texts(),
                      page.locator("table.standings tbody tr td:last-child").all_inner_texts()))
     assert notes[bye.ns].strip() == "bye in round 1"
