@@ -145,12 +145,12 @@ class Referee:
                                f"(nobody acted there), not a {original.kind}")
             if correction.of in self._struck:
                 raise Rejected(f"correction of {correction.of!r}: that event is struck already")
-            return self._rejudge(correction, original.id, None, self._machine.confirmed, done)
+            return self._rejudge(correction, correction.of, None, self._machine.confirmed, done)
         t = correction.replacement_t(original.t)
         if t != original.t:
             self._check_between_neighbours(correction, original, t)
         replacement = dataclasses.replace(correction.event, t=t, id=original.id)
-        return self._rejudge(correction, original.id, replacement, self._machine.confirmed, done)
+        return self._rejudge(correction, correction.of, replacement, self._machine.confirmed, done)
 
     def _check_between_neighbours(self, correction: ev.Correction, original: ev.Event, t: float) -> None:
         """A corrected time stays between the events logged around the original: the log keeps
@@ -177,7 +177,7 @@ class Referee:
         if confirm.of in self._machine.confirmed:
             raise Rejected(f"confirm_read: the read of {confirm.of!r} is already confirmed")
         done = Confirmed(confirm.of, original.seat, original.t, confirm.by, confirm.t)
-        return self._rejudge(confirm, original.id, original, self._machine.confirmed | {confirm.of}, done)
+        return self._rejudge(confirm, confirm.of, original, self._machine.confirmed | {confirm.of}, done)
 
     def _read_event(self, of: str, kind: str) -> ev.Event:
         if of not in self._ids:
@@ -187,7 +187,7 @@ class Referee:
             raise Rejected(f"event {of!r} is a {original.kind}: name the table event itself")
         return original
 
-    def _rejudge(self, cause: ev.Event, of: str | None, replacement: ev.Event | None, confirmed: frozenset[str],
+    def _rejudge(self, cause: ev.Event, of: str, replacement: ev.Event | None, confirmed: frozenset[str],
                  done: Verdict) -> list[Verdict]:
         """Judge the log afresh with ``replacement`` in place of the event ``of`` (``None``:
         without it, struck) and ``confirmed`` reads taken as read; returns the withdrawn
@@ -210,8 +210,8 @@ class Referee:
                 except ev.EventError:
                     pass
         before = [v for v in self._verdicts if not isinstance(v, (Withdrawn, Rederived, Confirmed))]
-        how = "confirmed" if isinstance(done, Confirmed) else "corrected" if replacement is not None else "struck"
-        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {of!r} is read as {how}")
+        how = "read as confirmed" if isinstance(done, Confirmed) else "read as corrected" if replacement is not None else "struck"
+        withdrawn = [Withdrawn(v.rule, v.seat, v.at, f"not raised once event {of!r} is {how}")
                      for v in _missing(before, fresh._verdicts) if isinstance(v, Flag)]
         news = _missing(fresh._verdicts, before)
         if fresh._machine.last_t is not None and cause.t < fresh._machine.last_t:
