@@ -15,12 +15,14 @@ with the time left. The classifier learns indices at their own angle (real photo
 the angle inferred per :mod:`recognizer.training.realtrain`) and in views turned up to
 :data:`TILT` degrees off, so the reader's two views a quarter turn apart leave no index
 unreadable; the same index seen a quarter turn off, printed words, court art and pips at
-every angle, and the committed detector's false hits on the photos are "not an index".
+every angle, and the false hits of the detector it will be paired with (the state's latest,
+in the reader's two views, on photos and renders) are "not an index".
 The detector sees each real photo and render in all four exact quarter turns.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -35,11 +37,13 @@ import numpy as np
 from tqdm import tqdm
 
 from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, to_tensor
-from recognizer.orientation import rotate_points
+from recognizer.training.mining import false_hits
 from recognizer.training.realtrain import RealPhoto, index_rect, infer_turns, load_labelled, split_by_blocks, view_box
 from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
 
 STATE = "state.json"
+CACHE_KEY = "_key"
+"""The entry of a crops file naming what they were cut for (:func:`mining_key`)."""
 DATA = "data"
 """``DIR``'s subfolder of what is not committed (redrawn from the seed when missing)."""
 IGNORED = f"{DATA}/\nlock\n*.tmp\n*.tmp.*\n"
@@ -56,6 +60,8 @@ CLASSIFIER_SHARE = 0.3
 """Share of a chunk the classifier trains for; the detector takes the rest."""
 EXPORT_MARGIN_S = 150
 """Seconds a chunk keeps back for the detector's last epoch to finish and its export."""
+READER_VIEWS = (0.0, 90.0)
+"""The reader's two views, in which the detector's false hits are mined."""
 
 
 @dataclass(frozen=True)
@@ -148,18 +154,11 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
             view = float(rng.uniform(-180, 180))
             xs.append(crop_index(image, view_box(centre, w, h, 0.0, view), view))
             ys.append(NOT_INDEX)
-        if detector is not None:
-            found = 0
-            for view in (0.0, 90.0):
-                for box, _ in detector.detect(image, view):
-                    corners = np.array([[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]])
-                    centre = rotate_points(corners, -view).mean(0)
-                    if len(labelled) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - centre).T)) < 1.2 * max(size):
-                        continue
-                    if found < mined:
-                        xs.append(crop_index(image, box, view))
-                        ys.append(NOT_INDEX)
-                        found += 1
+        if detector is not None:  # clear of every label by more than an index: a photo's labels may miss a card's edge
+            near = lambda c: bool(len(labelled)) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - c.mean(0)).T)) < 1.2 * max(size)  # noqa: E731
+            for box, view in false_hits(detector, image, near, READER_VIEWS, mined):
+                xs.append(crop_index(image, box, view))
+                ys.append(NOT_INDEX)
     return np.stack(xs), np.array(ys, np.int64), unknown
 
 
@@ -169,27 +168,42 @@ def _real_split(cfg: ChunkConfig) -> tuple[list[RealPhoto], list[RealPhoto]]:
     return split_by_blocks([p for p in load_labelled(cfg.real) if p.boxes])
 
 
-def _cached(path: Path, make) -> dict[str, np.ndarray]:
-    """The arrays of ``path``, made by ``make()`` and written whole the first time."""
-    if not path.exists():
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **make())
-        tmp.replace(path)
-    with np.load(path) as data:
-        return dict(data)
+def _cached(path: Path, make, key: str) -> dict[str, np.ndarray]:
+    """The arrays of ``path``, made by ``make()`` and written whole the first time, or again
+    when they were made for another ``key``."""
+    if path.exists():
+        with np.load(path) as data:
+            if str(data.get(CACHE_KEY, "")) == key:
+                return {k: data[k] for k in data.files if k != CACHE_KEY}
+    tmp = path.with_suffix(".tmp.npz")
+    arrays = make()
+    np.savez(tmp, **arrays, **{CACHE_KEY: np.array(key)})
+    tmp.replace(path)
+    return arrays
 
 
-def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
+def mining_key(detector: Path) -> str:
+    """What the crops were mined with: the detector's bytes (a chunk that changed the
+    detector makes the next classifier chunk cut its crops again, with the new one's hits)."""
+    return hashlib.sha256(detector.read_bytes()).hexdigest()[:16]
+
+
+def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
-    held out), cut once into ``DIR/data/classifier-real.npz`` and ``classifier-render.npz``
-    and read from there after (delete one to draw it again)."""
+    held out), cut into ``DIR/data/classifier-real.npz`` and ``classifier-render.npz`` and
+    read from there after, until the state's detector changes: its false hits, in the
+    reader's two views, are the crops' mined "not an index" (delete a file to draw it again)."""
+    from recognizer.reader import IndexDetector
+
+    miner = _weights(state["detector"], cfg.work).with_suffix(".onnx")
+    detector = IndexDetector(miner, det_conf=MINING_SCORE, threads=cfg.threads)
+    key = mining_key(miner)
 
     def real() -> dict[str, np.ndarray]:
-        from recognizer.reader import IndexDetector, _session
+        from recognizer.reader import _session
 
         train, val = _real_split(cfg)
         classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", cfg.threads)
-        detector = IndexDetector(PACKAGE_MODELS / "index-detector.onnx", det_conf=MINING_SCORE, threads=cfg.threads)
         out = {}
         for name, photos in (("real", train), ("real_val", val)):
             if photos:
@@ -200,11 +214,11 @@ def classifier_data(cfg: ChunkConfig) -> dict[str, np.ndarray]:
     def render() -> dict[str, np.ndarray]:
         if not cfg.render_scenes:
             return {}
-        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT)
+        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS)
         n_val = max(1, len(x) // 20)
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
-    return {**_cached(cfg.data / "classifier-real.npz", real), **_cached(cfg.data / "classifier-render.npz", render)}
+    return {**_cached(cfg.data / "classifier-real.npz", real, key), **_cached(cfg.data / "classifier-render.npz", render, key)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
@@ -240,7 +254,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     from recognizer.crops import CROP_H, CROP_W
     from recognizer.training.classifier_net import IndexClassifier
 
-    data = classifier_data(cfg)
+    data = classifier_data(cfg, state)
+    mined_with = state["detector"]
     keys = [k for k in ("real_x",) * cfg.real_weight + ("render_x",) if k in data]
     x = np.concatenate([data[k] for k in keys])
     y = np.concatenate([data[k.replace("_x", "_y")] for k in keys])
@@ -299,7 +314,7 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
     state["classifier"] = _ref(folder / "index-classifier.pt", cfg.work)
     return {"stage": "classifier", "init": init, "optimizer": "resumed" if resumed else "fresh", "distill": cfg.distill, "seconds": round(time.monotonic() - start),
-            "epochs": epochs, "steps": steps, "crops": len(x), "accuracy_before": before, "accuracy_after": after}
+            "epochs": epochs, "steps": steps, "crops": len(x), "mined_with": mined_with, "accuracy_before": before, "accuracy_after": after}
 
 
 def detector_data(cfg: ChunkConfig) -> Path:
@@ -387,7 +402,7 @@ def _run_chunk(cfg: ChunkConfig, command: str) -> dict:
     state = _load_state(cfg.work, cfg.seed)
     deadline = time.monotonic() + cfg.minutes * 60
     if cfg.stage in ("all", "classifier"):  # the data is drawn once, in the first chunk's time
-        classifier_data(cfg)
+        classifier_data(cfg, state)
     if cfg.stage in ("all", "detector"):
         detector_data(cfg)
     chunk = {"command": command, "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "stages": []}

@@ -144,7 +144,8 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def render_classifier_set(
-    scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0
+    scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0,
+    mine_views: tuple[float, ...] = (0.0,),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
@@ -152,9 +153,8 @@ def render_classifier_set(
     the box, and up to 20% for the further jitters: boxes on unseen decks are looser);
     negatives are boxes of index size elsewhere (pips, court art, cloth, card backs) and,
     given a ``detector`` (:class:`recognizer.reader.IndexDetector`), up to ``mined`` of its
-    own false hits per scene: boxes clear of every corner index, shown or hidden. Those are
-    what the reader actually meets; random boxes rarely land on a court's crown or a pip
-    that looks like a suit sign.
+    own false hits per scene looking in ``mine_views``: boxes clear of every corner index,
+    shown or hidden (:func:`recognizer.training.mining.false_hits`).
     Scenes are shrunk at random first so crops cover the resolutions cameras give. With a
     ``tilt`` each index's first crop is cut in a view turned a little (8 degrees standard
     deviation: most indices lie near upright in one of the reader's views) and its others
@@ -162,6 +162,7 @@ def render_classifier_set(
     reader's two views a quarter turn apart then leave no index more than 45 degrees off.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
+    from recognizer.training.mining import false_hits
     from recognizer.training.realtrain import view_box
 
     rng = np.random.default_rng(seed + 17)
@@ -198,9 +199,9 @@ def render_classifier_set(
             ys.append(NOT_INDEX)
         if detector is not None:
             known = np.array([lab.box for lab in scene.labels + scene.hidden], np.float32).reshape(-1, 4) * s
-            hits = [box for box, _ in detector.detect(image) if not len(known) or _iou(np.array(box, np.float32), known).max() < 0.1]
-            for box in hits[:mined]:
-                xs.append(crop_index(image, box))
+            overlaps = lambda c: bool(len(known)) and _iou(np.concatenate([c.min(0), c.max(0)]).astype(np.float32), known).max() >= 0.1  # noqa: E731
+            for box, view in false_hits(detector, image, overlaps, mine_views, mined):
+                xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
     return np.stack(xs), np.array(ys, np.int64)
 

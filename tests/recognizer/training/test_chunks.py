@@ -41,6 +41,7 @@ def test_a_second_chunk_continues_from_the_first_and_a_clone_from_what_git_keeps
     assert then["init"] == "classifier/index-classifier.pt" and then["optimizer"] == "resumed"  # the second from the first's
     assert then["accuracy_before"] == done["accuracy_after"]
     assert state["classifier"] == "classifier/index-classifier.pt"
+    assert done["mined_with"] == then["mined_with"] == state["detector"]  # no detector chunk yet: the committed one mined both
     assert (work / "classifier" / "index-classifier.onnx").stat().st_size > 100_000
 
     # What git keeps of the folder (its .gitignore leaves out data/): copied elsewhere, it resumes.

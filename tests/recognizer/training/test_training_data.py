@@ -89,7 +89,7 @@ def test_classifier_set_learns_the_detectors_false_hits_but_not_hidden_indices()
     assert scene.labels and scene.hidden
 
     class Detector:  # an index, a half-covered index and the whole image: only the last is a false hit
-        def detect(self, image):
+        def detect(self, image, angle=0.0):
             s = image.shape[1] / scene.image.shape[1]
             scaled = lambda box: tuple(v * s for v in box)  # noqa: E731
             return [(scaled(scene.labels[0].box), 0.9), (scaled(scene.hidden[0].box), 0.5), ((0.0, 0.0, image.shape[1] - 1.0, image.shape[0] - 1.0), 0.2)]
