@@ -5,6 +5,7 @@
     .venv/bin/python bench/recognizer.py --realcards [../shared/realcards]
     .venv/bin/python bench/recognizer.py --real DIR [--split val] [--models A --models B]
     .venv/bin/python bench/recognizer.py --calibration --real DIR [--split val] [--models A] [--write]
+    .venv/bin/python bench/recognizer.py --jokers [--images 80] [--models A --models B]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
     .venv/bin/python bench/recognizer.py --speed [--images 200]
@@ -42,6 +43,12 @@ the classifier's face probabilities, before and after temperature scaling (fitte
 half the photos, measured on the other half), and of the cards read; ``--write`` stores
 the temperature beside the classifier (``index-classifier.json``), where the reader's
 ``alternatives`` use it.
+
+``--jokers`` follows every labelled joker index of the held-out designs' scenes (the same
+scenes as the default run) through the reader, per models folder: no candidate box on it,
+its best box read as another class, read as the joker under the any-angle reader's
+``joker_conf``, or read; and the median probability of the joker on its best box. Jokers
+are where new classifiers have lost the held-out designs (recognizer/MODEL.md).
 
 ``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
@@ -100,20 +107,26 @@ def held_out_designs() -> list:
     return real + list(HELD_OUT_PROCEDURAL)
 
 
-def run(design, reader: CardReader, images: int, seed: int) -> dict:
+def bench_scenes(design, images: int, seed: int):
+    """The benchmark's ``images`` scenes of ``design`` with each one's level: 1-10 cards as
+    players lay them, a wildcard of the level in three scenes of ten."""
     rng = np.random.default_rng(seed)
-    stats = Counter()
-    per_face = {k: Counter() for k in ("tp", "fp", "fn")}
-    confusions: Counter = Counter()
-    times = []
-    trust = []
     for k in range(images):
         n = int(min(10, 1 + rng.geometric(0.22)))
         cards = random_hand(rng, n)
         level = int(rng.integers(0, 13))
         if rng.random() < 0.3:
             cards[int(rng.integers(len(cards)))] = wildcard(level)
-        scene = render_scene(seed * 100_000 + k, design, cards=sorted(cards))
+        yield render_scene(seed * 100_000 + k, design, cards=sorted(cards)), level
+
+
+def run(design, reader: CardReader, images: int, seed: int) -> dict:
+    stats = Counter()
+    per_face = {k: Counter() for k in ("tp", "fp", "fn")}
+    confusions: Counter = Counter()
+    times = []
+    trust = []
+    for scene, level in bench_scenes(design, images, seed):
         truth = visible_cards(scene)
         t0 = time.perf_counter()
         reading = reader.read(scene.image)
@@ -368,25 +381,68 @@ def report_real(models: list[Path | None], folder: Path, split: str) -> None:
         )
 
 
+def on_labels(candidates: list, labels: list) -> list[tuple[int, np.ndarray]]:
+    """(label number, class probabilities) of every candidate box whose centre lies on one
+    of ``labels`` (objects with an image-pixel ``box``: within half the index's longer side)."""
+    from recognizer.orientation import rotate_points
+
+    if not labels:
+        return []
+    centres = np.array([[(b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2] for b in labels])
+    sizes = np.array([max(b.box[2] - b.box[0], b.box[3] - b.box[1]) for b in labels])
+    out = []
+    for box, _, probs, angle in candidates:
+        centre = rotate_points(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), -angle)[0]
+        dist = np.hypot(*(centres - centre).T)
+        i = int(dist.argmin())
+        if dist[i] < 0.5 * sizes[i]:
+            out.append((i, probs))
+    return out
+
+
 def _matched_candidates(reader: CardReader, photos: list, images: list) -> list[tuple[int, np.ndarray, int]]:
     """(photo number, class probabilities, true face number) of every candidate box whose
-    centre lies on a labelled index (within half the index's longer side)."""
-    from recognizer.orientation import rotate_points
+    centre lies on a labelled index."""
     from referee.cards import FACES
 
-    out = []
-    for k, (photo, image) in enumerate(zip(photos, images)):
-        if not photo.boxes:
-            continue
-        centres = np.array([[(b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2] for b in photo.boxes])
-        sizes = np.array([max(b.box[2] - b.box[0], b.box[3] - b.box[1]) for b in photo.boxes])
-        for box, _, probs, angle in reader.candidates(image):
-            centre = rotate_points(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), -angle)[0]
-            dist = np.hypot(*(centres - centre).T)
-            i = int(dist.argmin())
-            if dist[i] < 0.5 * sizes[i]:
-                out.append((k, probs, FACES.index(photo.boxes[i].card)))
-    return out
+    return [(k, probs, FACES.index(photo.boxes[i].card)) for k, (photo, image) in enumerate(zip(photos, images)) if photo.boxes
+            for i, probs in on_labels(reader.candidates(image), photo.boxes)]
+
+
+def report_jokers(models: list[Path | None], images: int, seed: int) -> None:
+    """Where the held-out designs' jokers go: for every labelled joker index of the
+    benchmark's scenes, the candidate on it that the classifier gives the most of that joker
+    (either orientation), in any of the reader's views. A joker is lost to the detector (no
+    box), to another class (the box read as a face or "not an index"), or to the joker rule
+    (read, but under ``joker_conf``), or read."""
+    from recognizer.crops import N_FACES, decode_class
+    from referee.cards import FACES
+
+    print(f"{'models':<32} {'design':<24} {'jokers':>6} {'no box':>6} {'other':>6} {'unsure':>6} {'read':>6} {'median p':>8}")
+    for folder in models:
+        reader = CardReader(folder, threads=1)
+        for design in held_out_designs():
+            tally, best = Counter(), []
+            for scene, _ in bench_scenes(design, images, seed):
+                jokers = [lab for lab in scene.labels if lab.card in (SJ, BJ)]
+                p = np.zeros(len(jokers))
+                argmax_is = np.zeros(len(jokers), bool)
+                boxed = np.zeros(len(jokers), bool)
+                for i, probs in on_labels(reader.candidates(scene.image) if jokers else [], jokers):
+                    j = FACES.index(jokers[i].card)
+                    q = float(probs[j] + probs[j + N_FACES])
+                    if not boxed[i] or q > p[i]:
+                        p[i], argmax_is[i] = q, (decode_class(int(probs.argmax())) or (None,))[0] == jokers[i].card
+                    boxed[i] = True
+                tally["jokers"] += len(jokers)
+                tally["no box"] += int((~boxed).sum())
+                tally["other"] += int((boxed & ~argmax_is).sum())
+                tally["unsure"] += int((boxed & argmax_is & (p < reader.joker_conf)).sum())
+                tally["read"] += int((boxed & argmax_is & (p >= reader.joker_conf)).sum())
+                best += p[boxed].tolist()
+            median = f"{np.median(best):.2f}" if best else "-"
+            name = str(folder or "committed")
+            print(f"{name[-32:]:<32} {design.name:<24} " + " ".join(f"{tally[k]:>6}" for k in ("jokers", "no box", "other", "unsure", "read")) + f" {median:>8}")
 
 
 def reliability(conf: np.ndarray, correct: np.ndarray, bins: int = 10) -> tuple[float, list[str]]:
@@ -468,6 +524,7 @@ def main() -> None:
     ap.add_argument("--split", choices=("all", "train", "val"), default="all", help="with --real: the time-stamp blocks training holds out (val), the others, or all")
     ap.add_argument("--calibration", action="store_true", help="with --real: temperature scaling, calibration error and reliability tables")
     ap.add_argument("--write", action="store_true", help="with --calibration: write the temperature beside the classifier")
+    ap.add_argument("--jokers", action="store_true", help="where the held-out designs' labelled jokers go (no box, read as another class, under the joker rule, read), per --models")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     all_models = args.models or [None]
@@ -478,6 +535,8 @@ def main() -> None:
         report_calibration(args.models, args.real, args.split, args.write)
     elif args.real:
         report_real(all_models, args.real, args.split)
+    elif args.jokers:
+        report_jokers(all_models, args.images, args.seed)
     elif args.choose_thresholds:
         choose_thresholds(args.models, args.images)
     elif args.deck:

@@ -1,0 +1,51 @@
+"""bench/recognizer.py --jokers: every labelled joker of the held-out scenes is counted once,
+in exactly one of its four fates, and candidates in a turned view are matched to the label
+they lie on in the image."""
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from recognizer.orientation import rotate_points
+from referee.cards import BJ, SJ
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCH))  # for bench/_standalone.py, which takes bench/ off the path again
+    spec = importlib.util.spec_from_file_location("bench_recognizer", BENCH / "recognizer.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_candidate_in_a_turned_view_is_matched_to_the_label_it_lies_on(bench):
+    labels = [SimpleNamespace(box=(10.0, 10.0, 30.0, 40.0)), SimpleNamespace(box=(200.0, 50.0, 220.0, 80.0))]
+    cx, cy = rotate_points(np.array([[210.0, 65.0]]), 90.0)[0]  # the second label's centre, seen in the 90-degree view
+    on_second = ((cx - 10, cy - 15, cx + 10, cy + 15), 0.9, np.array([0.2, 0.8]), 90.0)
+    nowhere = ((500.0, 500.0, 520.0, 530.0), 0.9, np.array([1.0, 0.0]), 0.0)
+    matched = bench.on_labels([on_second, nowhere], labels)
+    assert [i for i, _ in matched] == [1]
+    assert bench.on_labels([on_second], []) == []
+
+
+def test_every_held_out_joker_is_counted_in_one_fate(bench, capsys):
+    bench.report_jokers([None], images=12, seed=7)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    designs = {d.name for d in bench.held_out_designs()}
+    assert {row[1] for row in rows} == designs
+    total = 0
+    for row in rows:
+        jokers, no_box, other, unsure, read = map(int, row[2:7])
+        assert jokers == no_box + other + unsure + read
+        total += jokers
+    expected = sum(lab.card in (SJ, BJ) for d in bench.held_out_designs() for scene, _ in bench.bench_scenes(d, 12, 7) for lab in scene.labels)
+    assert total == expected > 0
+    assert all(row[7] == "-" or re.fullmatch(r"[01]\.\d\d", row[7]) for row in rows)
