@@ -40,6 +40,7 @@ from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, to_tensor
 from recognizer.training.mining import false_hits
 from recognizer.training.realtrain import RealPhoto, index_rect, infer_turns, load_labelled, split_by_blocks, view_box
 from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
+from referee.cards import is_joker
 
 STATE = "state.json"
 CACHE_KEY = "_key"
@@ -83,6 +84,8 @@ class ChunkConfig:
     """Weight of the pull towards the installed classifier's outputs on rendered crops it
     reads right (0: none). Without it the real-photo chunks lost 4.5-6 points on rendered
     held-out designs while gaining on photographs."""
+    render_jokers: int = 0
+    """Rendered scenes more whose hands hold jokers (:func:`render_classifier_set`)."""
 
     @property
     def data(self) -> Path:
@@ -122,7 +125,9 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     ``per_box`` times upright and as many upside down in views up to :data:`TILT` off, once
     seen sideways ("not an index"); per photo ``negatives`` random boxes at any angle clear
     of every label and up to ``mined`` of ``detector``'s false hits in the two upright views.
-    Returns crops, classes and how many labelled boxes had no angle (left out)."""
+    A joker's index seen sideways is left out rather than taught as "not an index": decks
+    print the word JOKER down the corner or across it (bellot), and read either way it names
+    the same card. Returns crops, classes and how many labelled boxes had no angle (left out)."""
     rng = np.random.default_rng(seed + 29)
     xs, ys, unknown = [], [], 0
     for photo in tqdm(photos, desc="cut real crops", unit="photo"):
@@ -142,8 +147,9 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
                     xs.append(crop_index(image, tuple(vb + rng.uniform(-0.15, 0.15, 4) * size), view))
                     ys.append(class_of(b.card, bool(flip)))
             side = turn + rng.choice([-1, 1]) * rng.uniform(*SIDEWAYS) + rng.choice([0.0, 180.0])
-            xs.append(crop_index(image, view_box(centre, w, h, turn, side), side))
-            ys.append(NOT_INDEX)
+            if not is_joker(b.card):  # decks print the joker's word along the corner or across it: sideways it is still the joker
+                xs.append(crop_index(image, view_box(centre, w, h, turn, side), side))
+                ys.append(NOT_INDEX)
         size = np.median(labelled[:, 2:] - labelled[:, :2], 0) if len(labelled) else np.array([40.0, 60.0])
         ih, iw = image.shape[:2]
         for _ in range(negatives):
@@ -191,8 +197,9 @@ def mining_key(detector: Path) -> str:
 def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
     held out), cut into ``DIR/data/classifier-real.npz`` and ``classifier-render.npz`` and
-    read from there after, until the state's detector changes: its false hits, in the
-    reader's two views, are the crops' mined "not an index" (delete a file to draw it again)."""
+    read from there after, until the state's detector changes (its false hits, in the
+    reader's two views, are the crops' mined "not an index") or the rendered scenes asked
+    for do (delete a file to draw it again)."""
     from recognizer.reader import IndexDetector
 
     miner = _weights(state["detector"], cfg.work).with_suffix(".onnx")
@@ -214,11 +221,12 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     def render() -> dict[str, np.ndarray]:
         if not cfg.render_scenes:
             return {}
-        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS)
+        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS, jokers=cfg.render_jokers)
         n_val = max(1, len(x) // 20)
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
-    return {**_cached(cfg.data / "classifier-real.npz", real, key), **_cached(cfg.data / "classifier-render.npz", render, key)}
+    drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}"
+    return {**_cached(cfg.data / "classifier-real.npz", real, key), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:

@@ -25,7 +25,8 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.training.synth.scenes import render_scene
+from recognizer.training.synth.scenes import random_hand, render_scene
+from referee.cards import BJ, SJ, is_joker
 
 PACKAGE_MODELS = Path(__file__).resolve().parents[1] / "models"
 DETECTOR_YAML = PACKAGE_MODELS / "index-detector.yaml"
@@ -143,9 +144,22 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / (area(a) + area(b) - inter + 1e-9)
 
 
+def _joker_hand(rng: np.random.Generator) -> list:
+    """A hand as players lay them with one to four jokers in it (a double deck's two of each)."""
+    cards = [c for c in random_hand(rng, int(rng.integers(1, 7))) if not is_joker(c)]
+    jokers = [SJ, SJ, BJ, BJ]
+    for _ in range(int(rng.integers(1, 5))):
+        joker = jokers.pop(int(rng.integers(len(jokers))))
+        if cards and rng.random() < 0.5:
+            cards[int(rng.integers(len(cards)))] = joker
+        else:
+            cards.append(joker)
+    return sorted(cards)
+
+
 def render_classifier_set(
     scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0,
-    mine_views: tuple[float, ...] = (0.0,),
+    mine_views: tuple[float, ...] = (0.0,), jokers: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
@@ -160,6 +174,10 @@ def render_classifier_set(
     deviation: most indices lie near upright in one of the reader's views) and its others
     in a view turned by up to ``tilt`` degrees either way, each box the one around the turned index (as a detector looking in that view draws it): the
     reader's two views a quarter turn apart then leave no index more than 45 degrees off.
+    ``jokers`` scenes more are laid with one to four jokers in each hand: jokers are 4 of a
+    double deck's 108 cards, and their index is what differs most between decks (stacked
+    letters, the word down or across the corner, a star), so a classifier that also learns
+    real photographs' text and art as "not an index" keeps too few of them otherwise.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
     from recognizer.training.mining import false_hits
@@ -167,8 +185,9 @@ def render_classifier_set(
 
     rng = np.random.default_rng(seed + 17)
     xs, ys = [], []
-    for k in tqdm(range(scenes), desc="render classifier crops", unit="scene"):
-        scene = render_scene(seed * 1_000_003 + 500_000 + k, sampler)
+    hands = np.random.default_rng(seed + 23)
+    for k in tqdm(range(scenes + jokers), desc="render classifier crops", unit="scene"):
+        scene = render_scene(seed * 1_000_003 + 500_000 + k, sampler, cards=_joker_hand(hands) if k >= scenes else None)
         s = rng.uniform(0.55, 1.0)
         image = cv2.resize(scene.image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
         boxes = np.array([lab.box for lab in scene.labels], np.float32).reshape(-1, 4) * s

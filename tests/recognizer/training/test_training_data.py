@@ -1,16 +1,21 @@
 """Training data plumbing that needs no torch: YOLO labels, classifier crops, deck index boxes."""
 
 import shutil
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
+from recognizer.reader import _session
+from recognizer.training.chunks import real_crops
+from recognizer.training.realtrain import load_labelled
 from recognizer.training.synth import PROCEDURAL_DESIGNS, card_image
 from recognizer.training.synth.decks import DECKS, HELD_OUT, find_index_boxes, training_design_sampler
 from recognizer.training.synth.scenes import render_scene
-from recognizer.training.train import render_classifier_set, render_detector_set
-from referee.cards import FACES, card_name
+from recognizer.training.train import PACKAGE_MODELS, render_classifier_set, render_detector_set
+from referee.cards import BJ, FACES, SJ, card_name
 
 
 def test_detector_set_is_yolo_format_matching_the_scenes(tmp_path):
@@ -105,3 +110,25 @@ def test_every_laid_index_is_either_shown_or_hidden():
         scene = render_scene(seed)
         assert len(scene.labels) + len(scene.hidden) == 2 * len(scene.cards)
         assert not set(scene.labels) & set(scene.hidden)
+
+
+def test_joker_scenes_add_joker_crops_to_the_rendered_set():
+    joker_classes = [class_of(j, inv) for j in (SJ, BJ) for inv in (False, True)]
+    x0, y0 = render_classifier_set(scenes=2, seed=1)
+    x1, y1 = render_classifier_set(scenes=2, seed=1, jokers=3)
+    assert len(y1) > len(y0)
+    assert np.isin(y1, joker_classes).sum() >= np.isin(y0, joker_classes).sum() + 3 * 2  # at least one joker, two crops of each index
+    assert (y1[: len(y0)] == y0).all()  # the plain scenes come first, cut as before
+
+
+def test_a_joker_seen_sideways_is_not_taught_as_not_an_index():
+    fixture = Path(__file__).parents[1] / "fixtures" / "realphotos"
+    photo = next(p for p in load_labelled(fixture) if p.path.name == "IMG_20220921_193954.jpg")  # one queen's two corners
+    as_joker = replace(photo, cards=(SJ,), boxes=tuple(replace(b, card=SJ) for b in photo.boxes))
+    classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", 1)
+    _, queen, unknown_q = real_crops([photo], 3, classifier)
+    _, joker, unknown_j = real_crops([as_joker], 3, classifier)
+    assert unknown_q == unknown_j == 0
+    angled = len(photo.boxes)
+    assert (joker != NOT_INDEX).sum() == (queen != NOT_INDEX).sum() == angled * 6  # three views upright, three upside down
+    assert (queen == NOT_INDEX).sum() - (joker == NOT_INDEX).sum() == angled  # the queen's sideways views only
