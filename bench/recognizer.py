@@ -414,33 +414,31 @@ def report_jokers(models: list[Path | None], images: int, seed: int) -> None:
     benchmark's scenes, the candidate on it that the classifier gives the most of that joker
     (either orientation), in any of the reader's views. A joker is lost to the detector (no
     box), to another class (the box read as a face or "not an index"), or to the joker rule
-    (read, but under ``joker_conf``), or read."""
-    from recognizer.crops import N_FACES, decode_class
-    from referee.cards import FACES
+    (read, but under ``joker_conf``; the reader still keeps it when the card's other corner
+    reads the same joker), or read."""
+    from recognizer.crops import decode_class
+    from recognizer.reader import face_probabilities
+    from referee.cards import FACES, is_joker
 
+    designs = held_out_designs()
     print(f"{'models':<32} {'design':<24} {'jokers':>6} {'no box':>6} {'other':>6} {'unsure':>6} {'read':>6} {'median p':>8}")
     for folder in models:
         reader = CardReader(folder, threads=1)
-        for design in held_out_designs():
-            tally, best = Counter(), []
+        for design in designs:
+            tally, probabilities = Counter(), []
             for scene, _ in bench_scenes(design, images, seed):
-                jokers = [lab for lab in scene.labels if lab.card in (SJ, BJ)]
-                p = np.zeros(len(jokers))
-                argmax_is = np.zeros(len(jokers), bool)
-                boxed = np.zeros(len(jokers), bool)
+                jokers = [lab for lab in scene.labels if is_joker(lab.card)]
+                best: dict[int, tuple[float, bool]] = {}  # label number -> (joker probability, read as that joker)
                 for i, probs in on_labels(reader.candidates(scene.image) if jokers else [], jokers):
-                    j = FACES.index(jokers[i].card)
-                    q = float(probs[j] + probs[j + N_FACES])
-                    if not boxed[i] or q > p[i]:
-                        p[i], argmax_is[i] = q, (decode_class(int(probs.argmax())) or (None,))[0] == jokers[i].card
-                    boxed[i] = True
+                    p = float(face_probabilities(probs)[FACES.index(jokers[i].card)])
+                    if p > best.get(i, (-1.0, False))[0]:
+                        best[i] = (p, (decode_class(int(probs.argmax())) or (None,))[0] == jokers[i].card)
                 tally["jokers"] += len(jokers)
-                tally["no box"] += int((~boxed).sum())
-                tally["other"] += int((boxed & ~argmax_is).sum())
-                tally["unsure"] += int((boxed & argmax_is & (p < reader.joker_conf)).sum())
-                tally["read"] += int((boxed & argmax_is & (p >= reader.joker_conf)).sum())
-                best += p[boxed].tolist()
-            median = f"{np.median(best):.2f}" if best else "-"
+                tally["no box"] += len(jokers) - len(best)
+                for p, named in best.values():
+                    tally["other" if not named else "unsure" if p < reader.joker_conf else "read"] += 1
+                    probabilities.append(p)
+            median = f"{np.median(probabilities):.2f}" if probabilities else "-"
             name = str(folder or "committed")
             print(f"{name[-32:]:<32} {design.name:<24} " + " ".join(f"{tally[k]:>6}" for k in ("jokers", "no box", "other", "unsure", "read")) + f" {median:>8}")
 
