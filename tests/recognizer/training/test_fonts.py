@@ -59,3 +59,24 @@ def test_outline_font_index_box_holds_ink(name):
         assert x1 - x0 > y1 - y0 if card in (SJ, BJ) else y1 - y0 > x1 - x0  # the word across is wide
         checked += 1
     assert checked >= 3
+
+
+@needs_fonts
+def test_badge_jokers_are_a_light_star_cut_out_of_a_dark_disc():
+    """Some training decks print the joker's emblem in light on dark (style 4): the centre of
+    the index is the paper, its rim the joker's colour; a plain star (style 1) is inked at
+    its centre."""
+    styles = {}
+    for seed in range(300):
+        design = procedural_design(seed, fonts=FONTS)
+        styles.setdefault(design.joker_style, design)
+    assert {1, 4} <= set(styles)
+    for style, centre_inked in ((1, True), (4, False)):
+        design = styles[style]
+        img = card_image(BJ, design, 400)
+        x0, y0, x1, y1 = (int(round(v)) for v in design.index_box(BJ, 400))
+        cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+        ink = lambda x, y: int(np.abs(img[y, x, :3].astype(int) - np.array(design.paper)).sum()) > 120  # noqa: E731
+        assert ink(cx, cy) == centre_inked, f"style {style}"
+        rim = [(cx + round(0.4 * (x1 - x0 - 8) * np.cos(a)), cy + round(0.4 * (y1 - y0 - 8) * np.sin(a))) for a in np.linspace(0, 6.28, 8, endpoint=False)]
+        assert (sum(ink(x, y) for x, y in rim) >= 6) == (style == 4), f"style {style}"
