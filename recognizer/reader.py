@@ -64,6 +64,28 @@ def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple
     return tuple(round(float(v), 1) for v in (*pts.min(0), *pts.max(0)))
 
 
+def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
+    """``box`` of one view in the frame of a view turned ``angle`` degrees further: its
+    corners turned and bounded (exact for quarter turns, which keep a box a box)."""
+    x0, y0, x1, y1 = box
+    pts = rotate_points(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]), angle)
+    return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
+
+
+def detector_turns(detector: Path) -> bool:
+    """Whether a detector file learnt indices lying every way (``<name>.json`` beside it says
+    ``"quarter_turns": true``; written by the training chunks, which show it each image in
+    the four quarter turns). The reader's views a quarter turn apart then need it to look
+    once: a detector trained upright only finds a sideways index in the turned view alone."""
+    meta = Path(detector).with_suffix(".json")
+    if not meta.exists():
+        return False
+    value = json.loads(meta.read_text()).get("quarter_turns", False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{meta}: quarter_turns must be true or false, got {value!r}")
+    return value
+
+
 CONFIDENT = 0.96
 """The reading confidence from which a read is trusted (below it the read is marked
 ``uncertain``): chosen on scenes of the training designs so that reads at or above it were
@@ -251,9 +273,11 @@ class CardReader:
         confident: float = CONFIDENT,
         classifier: Path | None = None,
         tile: int = 640,
+        detect_once: bool | None = None,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
+        self.detect_once = detector_turns(folder / "index-detector.onnx") if detect_once is None else detect_once
         classifier_file = Path(classifier) if classifier is not None else folder / "index-classifier.onnx"
         self.classifier = _session(classifier_file, threads)
         self.temperature = classifier_temperature(classifier_file)
@@ -270,6 +294,19 @@ class CardReader:
         self.confident = confident
         self.tile = tile
 
+    def _detect_view(self, image_bgr: np.ndarray, angle: float) -> list[tuple[tuple[float, float, float, float], float]]:
+        """The detector's boxes and scores in the view turned by ``angle``, whole and in tiles."""
+        boxes, scores = [], []
+        for (ox, oy), tile in _tiles(image_bgr, self.tile):
+            sx, sy = rotate_points(np.array([[ox, oy]], np.float64), angle)[0]
+            for (x0, y0, x1, y1), score in self.detector.detect(tile, angle):
+                boxes.append((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
+                scores.append(score)
+        if len(boxes) > 1 and self.tile:  # an index seen whole and in a tile, or in two tiles
+            keep = np.array(cv2.dnn.NMSBoxes([[b[0], b[1], b[2] - b[0], b[3] - b[1]] for b in boxes], scores, 0.0, self.detector.nms_iou)).reshape(-1)
+            boxes, scores = [boxes[i] for i in keep], [scores[i] for i in keep]
+        return [(tuple(float(v) for v in box), score) for box, score in zip(boxes, scores)]
+
     def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
         """Every index box the detector scores at least ``det_conf`` in any of the reader's
         views, with that score, the classifier's class probabilities (before any threshold
@@ -278,18 +315,14 @@ class CardReader:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
-        found = []
+        found: list[tuple[tuple[float, float, float, float], float, float]] = []
         for angle in pass_angles(image_bgr, self.passes, self.deskew):
-            boxes, scores = [], []
-            for (ox, oy), tile in _tiles(image_bgr, self.tile):
-                sx, sy = rotate_points(np.array([[ox, oy]], np.float64), angle)[0]
-                for (x0, y0, x1, y1), score in self.detector.detect(tile, angle):
-                    boxes.append((x0 + sx, y0 + sy, x1 + sx, y1 + sy))
-                    scores.append(score)
-            if len(boxes) > 1 and self.tile:  # an index seen whole and in a tile, or in two tiles
-                keep = cv2.dnn.NMSBoxes([[b[0], b[1], b[2] - b[0], b[3] - b[1]] for b in boxes], scores, 0.0, self.detector.nms_iou)
-                boxes, scores = [boxes[i] for i in np.array(keep).reshape(-1)], [scores[i] for i in np.array(keep).reshape(-1)]
-            found += [(tuple(float(v) for v in box), score, angle) for box, score in zip(boxes, scores)]
+            first = found[0][2] if found else angle
+            quarter = round((angle - first) / 90.0) * 90.0
+            if found and self.detect_once and quarter and abs(angle - first - quarter) < 0.1:  # the first view's boxes, a quarter turn on
+                found += [(_turned_box(box, quarter), score, angle) for box, score, view in found if view == first]
+            else:
+                found += [(box, score, angle) for box, score in self._detect_view(image_bgr, angle)]
         if not found:
             return []
         crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, _, angle in found])

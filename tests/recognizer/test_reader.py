@@ -160,3 +160,36 @@ def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
     # A box the detector is sure of that no card explains lowers the confidence too.
     unread = reader.reading(sure + [((80.0, 10.0, 90.0, 40.0), 0.6, _probs("9D", 0.2), 0.0)])
     assert unread.cards == parse_cards("7H 8S") and unread.confidence == 0.4 and unread.uncertain
+
+
+def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
+    """A detector file marked as trained on quarter-turned images (``index-detector.json``)
+    runs in the reader's first view only; the view a quarter turn on classifies the same
+    boxes, turned exactly. Unmarked (the committed detector) it looks in both."""
+    import shutil
+
+    from recognizer.reader import MODELS, _turned_box
+
+    for name in ("index-detector.onnx", "index-classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    (tmp_path / "index-detector.json").write_text(json.dumps({"quarter_turns": True}))
+    image = lay_row(parse_cards("7H 8S QD"), HELD_OUT_PROCEDURAL[0])
+    readers = {"both": CardReader(), "once": CardReader(tmp_path)}
+    assert not readers["both"].detect_once and readers["once"].detect_once
+    looks = {}
+    for name, r in readers.items():
+        detect, calls = r.detector.detect, []
+        r.detector.detect = lambda img, angle=0.0, detect=detect, calls=calls: calls.append(angle) or detect(img, angle)
+        looks[name] = (calls, r.candidates(image))
+    assert len(set(looks["both"][0])) == 2 and len(set(looks["once"][0])) == 1
+    views = sorted({angle for *_, angle in looks["once"][1]})
+    assert len(views) == 2 and abs(abs(views[1] - views[0]) - 90) < 0.1
+    by_view = {v: [box for box, _, _, angle in looks["once"][1] if angle == v] for v in views}
+    first = looks["once"][0][0]
+    other = next(v for v in views if v != first)
+    quarter = round((other - first) / 90) * 90
+    assert by_view[other] == [_turned_box(b, quarter) for b in by_view[first]]
+    assert all(np.allclose(_turned_box(_turned_box(b, quarter), -quarter), b) for b in by_view[first])
+    (tmp_path / "index-detector.json").write_text(json.dumps({"quarter_turns": "yes"}))
+    with pytest.raises(ValueError, match="quarter_turns must be true or false"):
+        CardReader(tmp_path)
