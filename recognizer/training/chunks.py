@@ -85,7 +85,8 @@ class ChunkConfig:
     reads right (0: none). Without it the real-photo chunks lost 4.5-6 points on rendered
     held-out designs while gaining on photographs."""
     render_jokers: int = 0
-    """Rendered scenes more whose hands hold jokers (:func:`render_classifier_set`)."""
+    """Rendered scenes more whose hands hold jokers, for either stage (:func:`render_classifier_set`,
+    :func:`render_detector_set`)."""
 
     @property
     def data(self) -> Path:
@@ -326,13 +327,17 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
 
 
 def detector_data(cfg: ChunkConfig) -> Path:
-    """The detector's YOLO set under ``DIR/data/detector-data`` (drawn once): rendered scenes in
-    the four quarter turns, and every real photo of each split in all four."""
+    """The detector's YOLO set under ``DIR/data/detector-data``: rendered scenes in the four
+    quarter turns (``--images``, and ``--render-jokers`` more whose hands hold jokers), and
+    every real photo of each split in all four. Drawn once, and again when the renders
+    asked for change."""
     out = cfg.data / "detector-data"
     done = out / "complete"
-    if done.exists():
+    drawn = f"scenes {cfg.detector_scenes} jokers {cfg.render_jokers}"
+    if done.exists() and done.read_text() == drawn:
         return out / "data.yaml"
-    data = render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True)
+    shutil.rmtree(out, ignore_errors=True)
+    data = render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True, jokers=cfg.render_jokers)
     train, val = _real_split(cfg)
     for split, photos in (("train", train), ("val", val)):
         for photo in tqdm(photos, desc=f"real photos ({split})", unit="photo"):
@@ -340,7 +345,7 @@ def detector_data(cfg: ChunkConfig) -> Path:
             for k in range(4):
                 turned, boxes = quarter_turn(image, [b.box for b in photo.boxes], k)
                 write_yolo(out / split, f"real-{photo.path.stem}-{k}", turned, boxes)
-    done.touch()  # only now: a chunk stopped while writing draws the set again
+    done.write_text(drawn)  # only now: a chunk stopped while writing draws the set again
     return data
 
 
@@ -369,6 +374,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     onnx = Path(YOLO(str(weights)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=False))
     shutil.copyfile(weights, folder / "index-detector.pt")
     shutil.copyfile(onnx, folder / "index-detector.onnx")
+    (folder / "index-detector.json").write_text(json.dumps({"quarter_turns": True}) + "\n")  # the reader then looks once (recognizer.reader.detector_turns)
     state["detector"] = _ref(folder / "index-detector.pt", cfg.work)
     results = cfg.data / "runs" / run / "results.csv"
     last = results.read_text().strip().splitlines()[-1] if results.exists() else ""

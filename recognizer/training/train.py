@@ -58,10 +58,13 @@ def write_yolo(folder: Path, name: str, image: np.ndarray, boxes: np.ndarray) ->
     (folder / "labels" / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
 
 
-def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1, turns: bool = False) -> Path:
+def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1, turns: bool = False, jokers: int = 0) -> Path:
     """Write a YOLO dataset of ``images`` scenes under ``out``; returns its data yaml.
 
     With ``turns`` scene ``k`` is turned ``k`` quarter turns, exactly (:func:`quarter_turn`).
+    ``jokers`` scenes more (training images) are laid with one to four jokers in each hand
+    (:func:`_joker_hand`): a joker's index (stacked letters, a word, a star) is the one
+    shape a detector sees in 4 of 108 cards otherwise.
 
     ``sampler`` picks each scene's design (see ``training_design_sampler``); a detector
     trained on procedural designs alone was measured to find only 10-60% of the indices
@@ -71,9 +74,10 @@ def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fra
     for split in ("train", "val"):
         (out / split / "images").mkdir(parents=True, exist_ok=True)
         (out / split / "labels").mkdir(parents=True, exist_ok=True)
-    for k in tqdm(range(images), desc="render detector scenes", unit="img"):
+    hands = np.random.default_rng(seed + 31)
+    for k in tqdm(range(images + jokers), desc="render detector scenes", unit="img"):
         split = "val" if k < n_val else "train"
-        scene = render_scene(seed * 1_000_003 + k, sampler)
+        scene = render_scene(seed * 1_000_003 + k, sampler, cards=_joker_hand(hands) if k >= images else None)
         image, boxes = quarter_turn(scene.image, [lab.box for lab in scene.labels], k if turns else 0)
         write_yolo(out / split, f"{k:06d}", image, boxes)
     data = out / "data.yaml"

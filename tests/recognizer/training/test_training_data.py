@@ -132,3 +132,30 @@ def test_a_joker_seen_sideways_is_not_taught_as_not_an_index():
     angled = len(photo.boxes)
     assert (joker != NOT_INDEX).sum() == (queen != NOT_INDEX).sum() == angled * 6  # three views upright, three upside down
     assert (queen == NOT_INDEX).sum() - (joker == NOT_INDEX).sum() == angled  # the queen's sideways views only
+
+
+def test_detector_set_drawn_again_only_when_the_renders_asked_for_change(tmp_path):
+    from recognizer.training.chunks import ChunkConfig, detector_data
+
+    cfg = ChunkConfig(tmp_path, None, 1.0, 3, "detector", 0, 4, 1)
+    images = lambda: sorted(p.name for p in (tmp_path / "data" / "detector-data").rglob("images/*.jpg"))  # noqa: E731
+    detector_data(cfg)
+    drawn = images()
+    marker = tmp_path / "data" / "detector-data" / "complete"
+    stamp = marker.stat().st_mtime_ns
+    assert len(drawn) == 4 and detector_data(cfg) and marker.stat().st_mtime_ns == stamp  # the same ask: kept
+    detector_data(replace(cfg, render_jokers=2))
+    assert len(images()) == 6 and set(drawn) < set(images())
+    rows = [(tmp_path / "data" / "detector-data" / "train" / "labels" / f"{k:06d}.txt").read_text().splitlines() for k in (4, 5)]
+    assert all(rows)  # the joker scenes are labelled like the others
+
+
+def test_joker_scenes_of_the_detector_set_hold_jokers(tmp_path, monkeypatch):
+    import recognizer.training.train as train
+
+    laid = []
+    scene = train.render_scene
+    monkeypatch.setattr(train, "render_scene", lambda seed, sampler=None, cards=None: laid.append(cards) or scene(seed, sampler, cards=cards))
+    render_detector_set(tmp_path, images=3, seed=3, jokers=3)
+    assert laid[:3] == [None] * 3
+    assert all(any(c in (SJ, BJ) for c in hand) for hand in laid[3:]) and len(laid) == 6
