@@ -41,6 +41,10 @@ case "${1:-}" in
         ;;
     test)
         setup
+        # The chunked-training test continues a tiny classifier from a checkpoint: it needs
+        # torch, whose CPU build (2.13.0) lies on this project's machines' disk. The table
+        # side never imports it (tests/recognizer/test_runtime_split.py), so only tests install it.
+        .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/python -m pip install -q torch==2.13.0
         shift || true
         .venv/bin/python -m pytest "$@"
         ;;
