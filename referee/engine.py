@@ -23,7 +23,7 @@ from .rulesets import Ruleset, load_ruleset
 from .state import SessionState
 from .verdicts import Confirmed, Dismissed, Flag, FlagKey, Rederived, Verdict, Withdrawn
 
-__all__ = ["Referee", "Rejected", "fold_corrections", "replay"]
+__all__ = ["Folded", "Referee", "Rejected", "fold_corrections", "replay"]
 
 Observer = Callable[[int, ev.Event, list[Verdict]], None]
 """Told of each event a referee accepts: how many it has accepted (this one included), the
@@ -245,7 +245,18 @@ def _missing(these: list[Verdict], there: list[Verdict]) -> list[Verdict]:
     return out
 
 
-def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
+@dataclasses.dataclass(frozen=True)
+class Folded:
+    """A table's log as the referee judges it (``fold_corrections``)."""
+
+    judged: tuple[tuple[dict, dict | None], ...]
+    """Each event to judge, in order, with, for a corrected one, ``{"by", "seq", "original"}``."""
+    struck: tuple[dict, ...]
+    """``{"by", "seq", "original"}`` of each event struck (nobody acted there), in log order:
+    judged nowhere, yet a referee's ruling that whoever shows the log still has to show."""
+
+
+def fold_corrections(raw: list[dict]) -> Folded:
     """A table's accepted events (JSON, each with its ``seq``) as the referee judges them:
     each correction's replacement where the corrected event stood, and each ``confirm_read``
     just after the read it confirms.
@@ -255,9 +266,9 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
     not a step. A confirmation is a step, dated like its read (times never go backwards), so
     that the steps after a read a referee confirmed show the deal judged with that read, as
     the referee re-judged it, while the step of the read still holds the review the
-    confirmation closes. A struck event (a correction with no event) is no step at all.
+    confirmation closes. A struck event (a correction with no event) is no step at all: it
+    is set apart (``Folded.struck``), with the read as it came and who struck it.
     Fed in this order, a fresh ``Referee`` ends where the live one does.
-    Returns pairs of the event and, for a corrected one, ``{"by", "seq", "original"}``.
     """
     out: list[list] = []
     where: dict[str, int] = {}
@@ -294,7 +305,7 @@ def fold_corrections(raw: list[dict]) -> list[tuple[dict, dict | None]]:
             continue
         folded.append((event, corrected))
         folded += [({**confirm, "t": event["t"]}, None) for confirm in confirms.get(at, ())]
-    return folded
+    return Folded(tuple(folded), tuple(out[at][1] for at in sorted(struck)))
 
 
 def replay(events, ruleset: Ruleset | None = None) -> list[Verdict]:

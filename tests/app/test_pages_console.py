@@ -9,9 +9,11 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from flask import session
 
 from web.app import context, flags
 from web.app.flags import group_knock_ons
+from web.app.public import public_table
 from web.store import get_store
 
 from .conftest import csrf_of, login, session_events
@@ -399,3 +401,81 @@ def test_a_read_where_nobody_played_is_struck_from_the_console(app, referee):
     referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
     assert "已删除：未出牌" in referee.get("/results").get_data(as_text=True)
     assert "未出牌（删除此识别）" in referee.get("/flags/").get_data(as_text=True)
+
+
+def words(text: str) -> str:
+    """An item's text with its markup's line breaks and indents as single spaces."""
+    return " ".join(text.split())
+
+
+def test_a_struck_read_stays_on_the_console_closed_with_who_struck_it(app, referee):
+    """A struck read is no step (nobody acted there), yet the console keeps it, closed as a
+    corrected read is: whose read, when, what was read and its evidence, and who struck it,
+    with nothing left to answer; a struck pass says it was one. In both languages."""
+    form_post(referee, "/flags/T1/correct", of="p2", kind="none")
+    form_post(referee, "/flags/T1/correct", of="p4", kind="none")
+    assert [e["event"] for e in get_store(app).events("T1") if e["type"] == "correction"] == [None, None]
+    page = referee.get("/flags/").get_data(as_text=True)
+    struck = {a["data-seat"]: a for a in articles(page) if a["data-rule"] == "struck"}
+    assert set(struck) == {"E", "N"}
+    assert all("status-struck" in a["class"] and "kind-doubt" in a["class"] for a in struck.values())
+    east, north = words(struck["E"]["text"]), words(struck["N"]["text"])
+    assert "read struck: nobody played" in east and "struck · referee" in east
+    assert "table time 9.0 s" in east and "(camera, 55%)" in east
+    assert "read: pass" in north and "table time 15.0 s" in north
+    item = page.split('data-key="T1:struck:E:9.0"', 1)[1].split("</article>", 1)[0]
+    assert 'data-card="5S"' in item and f'evidence/{"ab" * 32}' in item and "<form" not in item
+    closed = page.split('class="closed-flags"', 1)[1]
+    assert 'data-key="T1:struck:E:9.0"' in closed and 'data-key="T1:struck:N:15.0"' in closed
+    assert "T1:struck:E:9.0" in referee.get("/flags/?kind=doubt").get_data(as_text=True)
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    page = referee.get("/flags/").get_data(as_text=True)
+    struck = {a["data-seat"]: words(a["text"]) for a in articles(page) if a["data-rule"] == "struck"}
+    assert "识别已删除：未出牌" in struck["E"] and "已删除 · referee" in struck["E"] and "牌桌计时9.0秒" in struck["E"]
+    assert "识别：过" in struck["N"]
+
+
+def test_a_strike_is_counted_among_the_public_corrections_as_the_delay_shows_it(app, referee):
+    """A strike is a referee's correction too: the public count holds it, and behind the
+    broadcast delay once the steps shown reach where the struck read stood, as a corrected
+    step is counted once it is shown; the latest read struck counts at once without a delay."""
+    form_post(referee, "/flags/T1/correct", of="p5", seat="W", kind="pass")  # W's 9H at 18 was a pass
+    form_post(referee, "/flags/T1/correct", of="p2", kind="none")  # nobody played at 9
+    assert referee.get("/api/tables/T1").get_json()["corrections"] == 2
+    with app.app_context():
+        shown = {delay: public_table(context.timelines(), "T1", delay, spectator=True)["corrections"]
+                 for delay in (4.0, 10.0)}
+    assert shown == {4.0: 1, 10.0: 0}  # up to S's 7D at 12: the strike only; up to S's 3S at 5: neither
+    form_post(referee, "/flags/T1/correct", of="p5", kind="none")  # W's pass struck too: the latest read
+    assert referee.get("/api/tables/T1").get_json()["corrections"] == 2
+
+
+AGENT_EVIDENCE = {"frame": 3, "frames": ["ab" * 32], "sources": ["camera"]}
+RFID_EVIDENCE = {"tags": ["13005D1DA5"], "unknown": ["3000E2801170"], "sources": ["rfid"]}
+"""What agents send with a read: the camera's frame number and frames, the RFID tags read
+and those no deck of the table holds, and the sources (``web.app.agent.contract_evidence``)."""
+
+
+def test_the_consoles_evidence_and_readings_are_in_the_readers_words(app, post_events):
+    """The evidence an agent sends and the readings the engine names in English ("without 9H,
+    not in E's hand") are said in the reader's language: the Chinese console holds no
+    English word."""
+    events = session_events()
+    events[3]["evidence"], events[4]["evidence"] = AGENT_EVIDENCE, RFID_EVIDENCE
+    post_events(events)
+    post_events([{"type": "play", "t": 21.0, "id": "p6", "seat": "E", "cards": ["TS", "9H"], "source": "camera",
+                  "confidence": 0.6}])  # E holds no heart
+    client = app.test_client()
+    login(client, "referee")
+    text = words(" ".join(a["text"] for a in articles(client.get("/flags/").get_data(as_text=True))))
+    for said in ("frame no.: 3", "sources: camera", "sources: RFID", "tags not in this table's deck: 3000E2801170",
+                 "without ♥9, not in East's hand"):
+        assert said in text, said
+    client.post("/language/zh", data={"csrf_token": csrf_of(client, "/"), "next": "/flags/"})
+    text = words(" ".join(a["text"] for a in articles(client.get("/flags/").get_data(as_text=True))))
+    for said in ("画面序号： 3", "来源： 摄像头", "来源： 芯片", "非本桌牌组的芯片： 3000E2801170", "不计♥9（东手中无此牌）"):
+        assert said in text, said
+    assert re.findall(r"\b[A-Za-z]{2,}\b", text) == []
+    with app.test_request_context():
+        session["lang"] = "zh"
+        assert flags.reading_label("two SJ counted once") == "两张小王重叠算作一张"

@@ -43,7 +43,9 @@ def walked(timeline, delay: float) -> dict:
                        if r.get("type") == "review" and review_status(r, s, state, timeline.closed) == "open"),
         "deals": [r for _, r in records if r.get("type") == "deal_end"],
         "sessions": [r for _, r in records if r.get("type") == "session_result"],
-        "corrections": sum(1 for s in steps if s.corrected),
+        "corrections": sum(1 for s in steps if s.corrected) + sum(
+            1 for s in timeline.struck
+            if len(steps) == len(timeline.steps) or (steps and s["original"]["t"] <= steps[-1].event["t"])),
     }
 
 

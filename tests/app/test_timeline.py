@@ -46,7 +46,7 @@ def test_a_read_confirmed_later_is_judged_as_read_at_every_step_after_it():
 def test_folding_keeps_a_confirmation_of_an_unknown_read_where_it_came():
     raw = _raw()
     raw[-1]["of"] = "nope"
-    assert [e["type"] for e, _ in fold_corrections(raw)][-1] == "confirm_read"
+    assert [e["type"] for e, _ in fold_corrections(raw).judged][-1] == "confirm_read"
 
 
 def test_the_steps_are_the_live_referees_judgements_and_a_correction_is_replayed(monkeypatch):

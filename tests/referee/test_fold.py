@@ -32,7 +32,19 @@ def test_the_folded_log_judged_afresh_ends_where_the_live_referee_does(rulings):
     live, fresh = Referee(), Referee()
     for event in raw:
         live.feed({k: v for k, v in event.items() if k != "seq"})
-    for event, _ in fold_corrections(raw):
+    for event, _ in fold_corrections(raw).judged:
         fresh.feed({k: v for k, v in event.items() if k != "seq"})
     assert view_for(live.state) == view_for(fresh.state)
     assert {v.key for v in live.verdicts() if isinstance(v, Flag)} == {v.key for v in fresh.verdicts() if isinstance(v, Flag)}
+
+
+def test_a_struck_read_is_set_apart_with_who_struck_it_and_the_read_as_it_came():
+    """No step judges a struck read, yet the fold keeps it apart for whoever shows the log:
+    the read as the camera gave it (not an earlier correction's replacement), who struck it
+    and when; a read a later correction put back is struck no more."""
+    raw = [dict(e, seq=i + 1) for i, e in enumerate(EVENTS + [CORRECT_E, {**STRIKE_E, "t": 11}])]
+    folded = fold_corrections(raw)
+    assert "e1" not in [e.get("id") for e, _ in folded.judged]
+    assert folded.struck == ({"by": "chief", "seq": 8, "original": raw[3]},)
+    restored = [dict(e, seq=i + 1) for i, e in enumerate(EVENTS + [STRIKE_E, RESTORE_E])]
+    assert fold_corrections(restored).struck == ()

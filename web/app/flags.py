@@ -45,7 +45,7 @@ from .auth import safe_next, requires
 from .i18n import t
 from .public import DOUBT_REVIEWS, flag_status, redact, review_status
 from .rulebook import rule_text
-from .tables import step_evidence
+from .tables import evidence_of, step_evidence
 from .timeline import Step, Timeline
 
 bp = Blueprint("flags", __name__, url_prefix="/flags")
@@ -157,10 +157,16 @@ def claim_window(record: dict, state: dict, passes: int) -> dict:
 
 def reading_label(name: str) -> str:
     """A review's reading named as the referee reads it: the read, the table's read, the
-    reader's alternative N, two equal cards counted once, or a source (camera, RFID)."""
+    reader's alternative N, two equal cards counted once, the read without cards its seat
+    does not hold, or a source (camera, RFID). The engine names them in English
+    (``referee.doubt.candidates``): each is said again here in the reader's language."""
     two = re.fullmatch(r"two (\S+) counted once", name)
     if two:
-        return t("flags.two_counted_once", card=two.group(1))
+        return t("flags.two_counted_once", card=messages.card_word(two.group(1)))
+    unheld = re.fullmatch(r"without (.+), not in (\S+)'s hand", name)
+    if unheld:
+        return t("flags.without_unheld", cards=messages.cards_word(unheld.group(1).split()),
+                 seat=messages.seat_word(unheld.group(2)))
     if name.startswith("alternative "):
         return t("flags.alternative", n=name.removeprefix("alternative "))
     return t({"read": "flags.read", "table": "flags.reading_table"}.get(name, f"source.{name}"), default=name)
@@ -175,28 +181,50 @@ def _readings(record: dict, event: dict) -> list[dict]:
             for name, cards in shown]
 
 
-def _item(table_id: str, kind: str, record: dict, status: str, step: Step, closed: dict | None) -> dict:
-    event = step.corrected["original"] if kind == "doubt" and status == "corrected" else step.event
+def _entry(table_id: str, kind: str, record: dict, status: str, closed: dict | None, event: dict,
+           where: Step | None, evidence: dict) -> dict:
+    """What every console item holds: its record, status and closing, the event it is about
+    (as read) with its evidence, and the step ``where`` it is reviewed at; nothing a referee
+    may still do with it (``_item`` adds that to the item of a step)."""
     return {
         "readings": _readings(record, event),
         "table": table_id, "kind": kind, "record": record, "status": status, "closed": closed,
         "key": ":".join(str(x) for x in (table_id, record.get("rule") or record.get("reason"),
                                          record.get("seat") or "", record.get("at"))),
-        "deal": step.deal, "seq": step.seq, "of": _read_of(record, step) if kind == "doubt" else None,
+        "deal": where.deal if where else None, "seq": where.seq if where else event.get("seq"), "of": None,
         "rule_text": rule_text(record["rule"]) if kind == "flag" else "",
-        "evidence": step_evidence(step), "event": redact(event),
+        "evidence": evidence, "event": redact(event), "replacement": None,
+        "correctable": False, "retimable": False, "window": None, "knock_on": [], "earlier": [],
+    }
+
+
+def _item(table_id: str, kind: str, record: dict, status: str, step: Step, closed: dict | None) -> dict:
+    event = step.corrected["original"] if kind == "doubt" and status == "corrected" else step.event
+    return _entry(table_id, kind, record, status, closed, event, step, step_evidence(step)) | {
+        "of": _read_of(record, step) if kind == "doubt" else None,
         "replacement": redact(step.event) if step.corrected else None,
         "correctable": step.event.get("id") is not None and step.event["type"] in ("play", "pass", "conflict"),
         "retimable": step.event.get("id") is not None,
-        "window": None, "knock_on": [],
         "earlier": [e for e in (record.get("detail") or {}).get("earlier") or () if e.get("of")]
         if kind == "doubt" else [],
     }
 
 
+def _struck_item(table_id: str, struck: dict, timeline: Timeline) -> dict:
+    """A read a referee struck (``Timeline.struck``): no step holds it, as nobody acted there,
+    yet it is listed closed, as a corrected read is, with the read as it came and who struck
+    it; reviewed at the step before it (the table as it stood where the read was)."""
+    original = struck["original"]
+    before = next((s for s in reversed(timeline.steps) if s.seq < original["seq"]), None)
+    record = {"reason": "struck", "seat": original.get("seat"), "at": float(original["t"])}
+    return _entry(table_id, "doubt", record, "struck", {"by": struck.get("by")}, original, before,
+                  evidence_of(original))
+
+
 def items(table_id: str, timeline: Timeline) -> list[dict]:
     """Every flag and review of a table, with its status, rule text, evidence and claim window,
-    in the order they were derived; a corrected read is an item too (closed: ``corrected``)."""
+    in the order they were derived; a corrected read is an item too (closed: ``corrected``),
+    and so is a struck one (closed: ``struck``), after those of the steps."""
     state = timeline.steps[-1].state_view if timeline.steps else {}
     passes = _trailing_passes(timeline)
     found = []
@@ -217,6 +245,7 @@ def items(table_id: str, timeline: Timeline) -> list[dict]:
                 kind = "doubt" if record.get("reason") in DOUBT_REVIEWS else "other"
                 found.append(_item(table_id, kind, record, status, step, timeline.closed.get(FlagKey.of(record))
                                    if status == "read_confirmed" else None))
+    found += [_struck_item(table_id, struck, timeline) for struck in timeline.struck]
     first: dict[str, dict] = {}  # a key names one item: a record derived again (a re-judged log) is the same
     for item in found:
         first.setdefault(item["key"], item)

@@ -231,8 +231,19 @@ def _public(timeline: Timeline, table_id: str, upto: int, shown: int) -> dict:
         **head,
         "history": history,
         "round": [h for h in history if h["round"] == deal.get("round") and deal.get("phase") == "play"],
-        "corrections": sum(1 for s in steps if s.corrected),
+        "corrections": _corrections_shown(timeline, upto, shown),
     }
+
+
+def _corrections_shown(timeline: Timeline, upto: int, shown: int) -> int:
+    """The referee's corrections among the first ``shown`` of ``upto`` steps: each corrected
+    step, and each read struck (a correction too, though no step holds it) no later than
+    the last step shown; every strike when the delay holds no step back. A strike of a read
+    the delay still hides is not told before that read would be."""
+    last_t = timeline.steps[shown - 1].event["t"] if shown else None
+    struck = sum(1 for s in timeline.struck
+                 if shown == upto or (last_t is not None and s["original"]["t"] <= last_t))
+    return sum(1 for s in timeline.steps[:shown] if s.corrected) + struck
 
 
 def went_back(steps: list[Step], i: int) -> bool:

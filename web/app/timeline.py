@@ -79,6 +79,9 @@ class Timeline:
     raw: list[dict] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     corrections: list[dict] = field(default_factory=list)
+    struck: list[dict] = field(default_factory=list)
+    """``{"by", "seq", "original"}`` of each read a referee struck (nobody acted there), in log
+    order (``Folded.struck``): no step, as the referee judges none, yet a ruling to list."""
     closed: dict[FlagKey, dict] = field(default_factory=dict)
     """Flag key -> how it was closed: a confirming penalty, a dismissal, a withdrawal, a
     read confirmed (then keyed ``(None, seat, at)``, as its review)."""
@@ -305,7 +308,9 @@ def replayed(table_id: str, spec: str, generation: int, ruleset: Ruleset, raw: l
     timeline = Timeline(table_id, spec, generation, raw=list(raw))
     referee = Referee(ruleset)
     timeline.corrections = [e for e in raw if e["type"] == "correction"]
-    for event, corrected in fold_corrections(raw):
+    folded = fold_corrections(raw)
+    timeline.struck = list(folded.struck)
+    for event, corrected in folded.judged:
         body = {k: v for k, v in event.items() if k != "seq"}
         try:
             records = [v.to_json() for v in referee.feed(body)]
