@@ -58,12 +58,6 @@ Candidate = tuple[tuple[float, float, float, float], float, np.ndarray, float]
 probabilities and the view's rotation."""
 
 
-def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
-    x0, y0, x1, y1 = box
-    pts = rotate_points(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]), -angle)
-    return tuple(round(float(v), 1) for v in (*pts.min(0), *pts.max(0)))
-
-
 def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
     """``box`` of one view in the frame of a view turned ``angle`` degrees further: its
     corners turned and bounded (exact for quarter turns, which keep a box a box)."""
@@ -72,18 +66,28 @@ def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[f
     return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
 
 
+def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
+    return tuple(round(v, 1) for v in _turned_box(box, -angle))
+
+
+def _model_setting(model: Path, key: str, default, valid, says: str):
+    """One setting of a model file from ``<name>.json`` beside it (``default`` without one),
+    refused with what it must be when ``valid`` rejects it."""
+    meta = Path(model).with_suffix(".json")
+    if not meta.exists():
+        return default
+    value = json.loads(meta.read_text()).get(key, default)
+    if not valid(value):
+        raise ValueError(f"{meta}: {key} must be {says}, got {value!r}")
+    return value
+
+
 def detector_turns(detector: Path) -> bool:
     """Whether a detector file learnt indices lying every way (``<name>.json`` beside it says
     ``"quarter_turns": true``; written by the training chunks, which show it each image in
     the four quarter turns). The reader's views a quarter turn apart then need it to look
     once: a detector trained upright only finds a sideways index in the turned view alone."""
-    meta = Path(detector).with_suffix(".json")
-    if not meta.exists():
-        return False
-    value = json.loads(meta.read_text()).get("quarter_turns", False)
-    if not isinstance(value, bool):
-        raise ValueError(f"{meta}: quarter_turns must be true or false, got {value!r}")
-    return value
+    return _model_setting(detector, "quarter_turns", False, lambda v: isinstance(v, bool), "true or false")
 
 
 CONFIDENT = 0.96
@@ -126,13 +130,8 @@ def face_probabilities(probs: np.ndarray, temperature: float = 1.0) -> np.ndarra
 def classifier_temperature(classifier: Path) -> float:
     """The temperature calibrated for a classifier file (``<name>.json`` beside it, written by
     ``bench/recognizer.py --calibration --write``); 1.0 when none was fitted."""
-    meta = Path(classifier).with_suffix(".json")
-    if not meta.exists():
-        return 1.0
-    value = json.loads(meta.read_text()).get("temperature", 1.0)
-    if not isinstance(value, (int, float)) or not 0.05 <= value <= 20:
-        raise ValueError(f"{meta}: temperature must be a number in [0.05, 20], got {value!r}")
-    return float(value)
+    valid = lambda v: isinstance(v, (int, float)) and 0.05 <= v <= 20  # noqa: E731
+    return float(_model_setting(classifier, "temperature", 1.0, valid, "a number in [0.05, 20]"))
 
 
 def _session(path: Path, threads: int):
@@ -315,12 +314,13 @@ class CardReader:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
-        found: list[tuple[tuple[float, float, float, float], float, float]] = []
-        for angle in pass_angles(image_bgr, self.passes, self.deskew):
-            first = found[0][2] if found else angle
+        first, *others = pass_angles(image_bgr, self.passes, self.deskew)
+        seen = self._detect_view(image_bgr, first)
+        found = [(box, score, first) for box, score in seen]
+        for angle in others:
             quarter = round((angle - first) / 90.0) * 90.0
-            if found and self.detect_once and quarter and abs(angle - first - quarter) < 0.1:  # the first view's boxes, a quarter turn on
-                found += [(_turned_box(box, quarter), score, angle) for box, score, view in found if view == first]
+            if self.detect_once and quarter and abs(angle - first - quarter) < 0.1:  # the first view's boxes, a quarter turn on
+                found += [(_turned_box(box, quarter), score, angle) for box, score in seen]
             else:
                 found += [(box, score, angle) for box, score in self._detect_view(image_bgr, angle)]
         if not found:
