@@ -425,7 +425,8 @@ def test_a_struck_read_stays_on_the_console_closed_with_who_struck_it(app, refer
     assert "table time 9.0 s" in east and "(camera, 55%)" in east
     assert "read: pass" in north and "table time 15.0 s" in north
     item = page.split('data-key="T1:struck:E:9.0"', 1)[1].split("</article>", 1)[0]
-    assert 'data-card="5S"' in item and f'evidence/{"ab" * 32}' in item and "<form" not in item
+    assert 'data-card="5S"' in item and f'evidence/{"ab" * 32}' in item
+    assert item.count("<form") == 1 and 'class="restore"' in item and "put the read back" in item
     closed = page.split('class="closed-flags"', 1)[1]
     assert 'data-key="T1:struck:E:9.0"' in closed and 'data-key="T1:struck:N:15.0"' in closed
     assert "T1:struck:E:9.0" in referee.get("/flags/?kind=doubt").get_data(as_text=True)
@@ -434,6 +435,31 @@ def test_a_struck_read_stays_on_the_console_closed_with_who_struck_it(app, refer
     struck = {a["data-seat"]: words(a["text"]) for a in articles(page) if a["data-rule"] == "struck"}
     assert "识别已删除：未出牌" in struck["E"] and "已删除 · referee" in struck["E"] and "牌桌计时9.0秒" in struck["E"]
     assert "识别：过" in struck["N"]
+
+
+def test_a_struck_read_is_put_back_with_one_click_as_it_was_read(app, referee):
+    """A strike in error is undone from the struck item: its one form restates the read as
+    it came (seat, cards), a referee's correction that puts the play back where it stood,
+    so the table is judged with it again and the console lists it corrected, not struck."""
+    form_post(referee, "/flags/T1/correct", of="p2", kind="none")
+    assert referee.get("/api/tables/T1").get_json()["state"]["deal"]["counts"]["E"] == 27
+    page = referee.get("/flags/").get_data(as_text=True)
+    item = page.split('data-key="T1:struck:E:9.0"', 1)[1].split("</article>", 1)[0]
+    fields = dict(re.findall(r'name="(of|seat|kind|cards)" value="([^"]*)"', item))
+    assert fields == {"of": "p2", "seat": "E", "kind": "play", "cards": "5S"}
+    page = form_post(referee, "/flags/T1/correct", **fields).get_data(as_text=True)
+    assert "Recorded: correction." in page
+    event = get_store(app).events("T1")[-1]
+    assert {k: event[k] for k in ("type", "of", "by")} == {"type": "correction", "of": "p2", "by": "referee"}
+    assert {k: event["event"][k] for k in ("type", "seat", "cards", "source")} == {
+        "type": "play", "seat": "E", "cards": ["5S"], "source": "manual"}
+    table = referee.get("/api/tables/T1").get_json()
+    assert ("E", 9.0) in [(h["seat"], h["t"]) for h in table["history"]]
+    assert table["state"]["deal"]["counts"]["E"] == 26
+    assert not [a for a in articles(referee.get("/flags/").get_data(as_text=True)) if a["data-rule"] == "struck"]
+    referee.post("/language/zh", data={"csrf_token": csrf_of(referee, "/"), "next": "/flags/"})
+    form_post(referee, "/flags/T1/correct", of="p2", kind="none")
+    assert "恢复此识别" in referee.get("/flags/").get_data(as_text=True)
 
 
 def test_a_strike_is_counted_among_the_public_corrections_as_the_delay_shows_it(app, referee):

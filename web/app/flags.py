@@ -213,12 +213,15 @@ def _item(table_id: str, kind: str, record: dict, status: str, step: Step, close
 def _struck_item(table_id: str, struck: dict, timeline: Timeline) -> dict:
     """A read a referee struck (``Timeline.struck``): no step holds it, as nobody acted there,
     yet it is listed closed, as a corrected read is, with the read as it came and who struck
-    it; reviewed at the step before it (the table as it stood where the read was)."""
+    it; reviewed at the step before it (the table as it stood where the read was). A struck
+    play or pass can be put back (``restorable``): a correction restating it, which
+    ``fold_corrections`` puts where the read stood, so a strike in error costs one click."""
     original = struck["original"]
     before = next((s for s in reversed(timeline.steps) if s.seq < original["seq"]), None)
     record = {"reason": "struck", "seat": original.get("seat"), "at": float(original["t"])}
     return _entry(table_id, "doubt", record, "struck", {"by": struck.get("by")}, original, before,
-                  evidence_of(original))
+                  evidence_of(original)) | {
+        "restorable": original.get("id") is not None and original["type"] in ("play", "pass")}
 
 
 def items(table_id: str, timeline: Timeline) -> list[dict]:

@@ -78,7 +78,6 @@ class Timeline:
     head_seq: int = 0
     raw: list[dict] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    corrections: list[dict] = field(default_factory=list)
     struck: list[dict] = field(default_factory=list)
     """``{"by", "seq", "original"}`` of each read a referee struck (nobody acted there), in log
     order (``Folded.struck``): no step, as the referee judges none, yet a ruling to list."""
@@ -307,7 +306,6 @@ def replayed(table_id: str, spec: str, generation: int, ruleset: Ruleset, raw: l
     give (the steps before it was followed, or a log a correction re-judged)."""
     timeline = Timeline(table_id, spec, generation, raw=list(raw))
     referee = Referee(ruleset)
-    timeline.corrections = [e for e in raw if e["type"] == "correction"]
     folded = fold_corrections(raw)
     timeline.struck = list(folded.struck)
     for event, corrected in folded.judged:
