@@ -1,4 +1,4 @@
-"""``guandan-ref recognize`` and ``guandan-ref train-recognizer``.
+"""``guandan-ref recognize``, ``train-recognizer``, ``blend-classifiers`` and ``deck enroll``.
 
 ``recognize IMAGE... --json`` prints one JSON object per image per line: ``image``,
 ``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
@@ -56,6 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
     t.add_argument("--distill", type=float, default=1.0, help="with --resume: weight of the installed classifier's outputs on the rendered crops it reads right (default 1; 0: labels only)")
     t.set_defaults(handler=train)
+
+    b = sub.add_parser("blend-classifiers", help="one index classifier whose logits are the weighted sum of several (needs the 'train' extra)")
+    b.add_argument("members", nargs="+", metavar="PT[:WEIGHT]", help="an index-classifier.pt (a plain one) and its weight (default 1)")
+    b.add_argument("--out", metavar="DIR", type=Path, required=True, help="folder for the blend's index-classifier.pt and .onnx")
+    b.set_defaults(handler=blend)
 
     deck = sub.add_parser("deck", help="card decks of this tournament")
     deck_sub = deck.add_subparsers(dest="deck_command", required=True)
@@ -157,6 +162,30 @@ def train(args: argparse.Namespace) -> int:
     if args.install:
         training.install_models(detector, classifier)
         print(f"installed into {training.PACKAGE_MODELS}")
+    return 0
+
+
+def _member(text: str) -> tuple[Path, float]:
+    """``PT[:WEIGHT]`` as a path and a positive weight, or ``ValueError`` naming what was wrong."""
+    path, sep, weight = text.rpartition(":")
+    if not sep:
+        path, weight = text, "1"
+    try:
+        value = float(weight)
+    except ValueError:
+        raise ValueError(f"{text!r}: expected PT or PT:WEIGHT, the weight a number") from None
+    if not value > 0:
+        raise ValueError(f"{text!r}: the weight must be positive")
+    if not Path(path).is_file():
+        raise ValueError(f"{text!r}: no classifier state dict at {path}")
+    return Path(path), value
+
+
+def blend(args: argparse.Namespace) -> int:
+    from recognizer.training.classifier_net import blend_files
+
+    out = blend_files([_member(m) for m in args.members], args.out)
+    print(f"blend of {len(args.members)} classifiers: {out} and {out.with_suffix('.pt')}")
     return 0
 
 

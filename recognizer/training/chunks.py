@@ -260,8 +260,7 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     import torch
     import torch.nn.functional as F
 
-    from recognizer.crops import CROP_H, CROP_W
-    from recognizer.training.classifier_net import IndexClassifier
+    from recognizer.training.classifier_net import load_classifier, save_classifier
 
     data = classifier_data(cfg, state)
     mined_with = state["detector"]
@@ -275,9 +274,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
         teacher[-n:], taught[-n:] = teacher_targets(data["render_x"], data["render_y"], cfg.threads)
         print(f"distillation on {int(taught[-n:].sum())} of {n} rendered crops (those the installed classifier reads right)", flush=True)
     torch.manual_seed(cfg.seed + len(state["chunks"]))
-    net = IndexClassifier()
     init = state["classifier"]
-    net.load_state_dict(torch.load(_weights(init, cfg.work), map_location="cpu"))
+    net = load_classifier(_weights(init, cfg.work))
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
     ckpt = cfg.data / "classifier-optimizer.pt"
     resumed = ckpt.exists() and init == _ref(cfg.work / "classifier" / "index-classifier.pt", cfg.work)
@@ -315,12 +313,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
         print(f"classifier epoch {epochs}: " + ", ".join(f"{k} {_accuracy(net, data[k + '_x'], data[k + '_y']):.4f}" for k in before), flush=True)
     after = {k: round(_accuracy(net, data[k + "_x"], data[k + "_y"]), 4) for k in before}
     folder = cfg.work / "classifier"
-    folder.mkdir(exist_ok=True)
     torch.save({"optimizer": opt.state_dict()}, ckpt)
-    torch.save(net.state_dict(), folder / "index-classifier.pt")
-    net.eval()
-    torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(folder / "index-classifier.onnx"), input_names=["crops"], output_names=["logits"],
-                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
+    save_classifier(net, folder)
     state["classifier"] = _ref(folder / "index-classifier.pt", cfg.work)
     return {"stage": "classifier", "init": init, "optimizer": "resumed" if resumed else "fresh", "distill": cfg.distill, "seconds": round(time.monotonic() - start),
             "epochs": epochs, "steps": steps, "crops": len(x), "mined_with": mined_with, "accuracy_before": before, "accuracy_after": after}

@@ -230,7 +230,7 @@ def render_classifier_set(
 
 
 def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=None, batch: int = 128, init: Path | None = None, mine_with: Path | None = None) -> Path:
-    """Train :class:`recognizer.training.classifier_net.IndexClassifier` on rendered crops; export ONNX.
+    """Train :class:`recognizer.training.classifier_net.IndexClassifier` (or the blend ``init`` holds) on rendered crops; export ONNX.
 
     ``init`` (an earlier run's ``index-classifier.pt``) continues from those weights on the
     crops of ``seed`` with a third of the peak learning rate. ``mine_with`` (a detector
@@ -238,8 +238,8 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
     """
     import torch
 
-    from recognizer.training.classifier_net import IndexClassifier
-    from recognizer.crops import CROP_H, CROP_W, to_tensor
+    from recognizer.training.classifier_net import IndexClassifier, load_classifier, save_classifier
+    from recognizer.crops import to_tensor
     from recognizer.reader import IndexDetector
 
     torch.manual_seed(seed)
@@ -250,9 +250,7 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
     val, tr = order[:n_val], order[n_val:]
     xt, yt = torch.from_numpy(to_tensor(x[tr])), torch.from_numpy(y[tr])
     xv, yv = torch.from_numpy(to_tensor(x[val])), torch.from_numpy(y[val])
-    net = IndexClassifier()
-    if init is not None:
-        net.load_state_dict(torch.load(init, map_location="cpu"))
+    net = IndexClassifier() if init is None else load_classifier(init)
     opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
     steps = epochs * ((len(xt) + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3 if init is None else 1e-3, total_steps=steps)
@@ -277,7 +275,4 @@ def train_classifier(work: Path, scenes: int, epochs: int, seed: int, sampler=No
         with torch.no_grad():
             acc = (net(xv).argmax(1) == yv).float().mean().item()
         print(f"classifier epoch {epoch + 1}: validation accuracy {acc:.4f} on {len(xv)} crops", flush=True)
-    out = work / "index-classifier.onnx"
-    torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(out), input_names=["crops"], output_names=["logits"], dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
-    torch.save(net.state_dict(), work / "index-classifier.pt")
-    return out
+    return save_classifier(net, work)
