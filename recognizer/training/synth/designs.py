@@ -283,11 +283,20 @@ def _draw_centre(img: np.ndarray, design: ProceduralDesign, card: Card, rng: np.
     if is_joker(card):
         cx0, cy0, cx1, cy1 = int(0.22 * W), int(0.2 * H), int(0.78 * W), int(0.8 * H)
         palette = [design.black, (110, 110, 110), (190, 190, 190)] if card == SJ else [design.red, (0, 190, 240), (200, 90, 30), (40, 150, 40)]
+        art = np.zeros_like(img)
         for _ in range(14):
             c = palette[int(rng.integers(len(palette)))]
             centre = (int(rng.integers(cx0, cx1)), int(rng.integers(cy0, cy1)))
             axes = (int(rng.integers(3, max(4, W // 6))), int(rng.integers(3, max(4, H // 8))))
-            cv2.ellipse(img, centre, axes, float(rng.uniform(0, 180)), 0, 360, c + (255,), -1, cv2.LINE_AA)
+            cv2.ellipse(art, centre, axes, float(rng.uniform(0, 180)), 0, 360, c + (255,), -1, cv2.LINE_AA)
+        # A printed deck keeps its picture off the corner indices (art drawn over the star
+        # of the demo's own deck hid its big jokers from the reader): clear of both, with a margin.
+        x0, y0, x1, y1 = _index_box(design, card, H)
+        m = 0.03 * H
+        clear = np.zeros((H, W, 1), bool)
+        clear[max(0, int(y0 - m)) : int(y1 + m) + 1, max(0, int(x0 - m)) : int(x1 + m) + 1] = True
+        clear |= clear[::-1, ::-1]
+        img[...] = np.where((art[..., 3:] > 0) & ~clear, art, img)
         return
     rank = rank_of(card) + 2
     polys = suit_polygon(design, suit_of(card), 1.0, 1.0)

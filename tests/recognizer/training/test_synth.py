@@ -74,3 +74,17 @@ def test_scene_with_given_cards_and_design_shows_every_card():
     assert sorted(scene.cards) == sorted(cards)
     assert scene.design == HELD_OUT_PROCEDURAL[0].name
     assert {lab.card for lab in scene.labels} <= set(cards)
+
+
+@pytest.mark.parametrize("design", [*PROCEDURAL_DESIGNS[:8], *HELD_OUT_PROCEDURAL], ids=lambda d: d.name)
+def test_a_big_jokers_picture_keeps_off_its_corner_indices(design):
+    """The big joker's picture (its yellow, blue and green blots) never covers a corner
+    index, as on a printed deck: drawn over the demo deck's star, it hid the joker."""
+    height = 300
+    img = design.render(BJ, height)[..., :3].astype(int)
+    x0, y0, x1, y1 = (int(round(v)) for v in design.index_box(BJ, height))
+    art = np.array([(0, 190, 240), (200, 90, 30), (40, 150, 40)])
+    for corner in (img[y0:y1, x0:x1], img[::-1, ::-1][y0:y1, x0:x1]):
+        nearest = np.abs(corner[:, :, None, :] - art[None, None]).sum(-1).min(-1)
+        assert nearest.min() > 60, design.name
+    assert (np.abs(img[:, :, None, :] - art[None, None]).sum(-1).min(-1) < 10).any()  # the picture is there
