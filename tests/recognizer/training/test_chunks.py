@@ -49,8 +49,10 @@ def test_a_second_chunk_continues_from_the_first_and_a_clone_from_what_git_keeps
     assert "data/" in ignored and (work / "data" / "classifier-real.npz").exists()
     clone = tmp_path / "clone"  # beside it: the paths to recognizer/models stay right
     shutil.copytree(work, clone, ignore=shutil.ignore_patterns("data", "lock"))
-    kept = sum(f.stat().st_size for f in clone.rglob("*") if f.is_file())
-    assert kept < 5_000_000  # the chunk log and the classifier's weights: small enough to commit
+    kept = {str(f.relative_to(clone)) for f in clone.rglob("*") if f.is_file()}
+    assert kept == {".gitignore", "state.json", "classifier/index-classifier.pt", "classifier/index-classifier.onnx"}
+    weights = sum((PACKAGE_MODELS / f"index-classifier.{s}").stat().st_size for s in ("pt", "onnx"))
+    assert sum((clone / f).stat().st_size for f in kept) < weights + 100_000  # the log and one classifier: as small as the installed one
     assert main([a if a != str(work) else str(clone) for a in args] + ["--chunk-minutes", "0.05"]) == 0
     cloned = json.loads((clone / "state.json").read_text())["chunks"][2]["stages"][0]
     assert cloned["init"] == "classifier/index-classifier.pt" and cloned["optimizer"] == "fresh"
