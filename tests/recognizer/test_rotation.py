@@ -19,7 +19,7 @@ SWEEP = tuple(range(0, 360, 45))
 
 @pytest.fixture(scope="module")
 def scenes():
-    scenes = [render_scene(3_000_000 + k, HELD_OUT_PROCEDURAL[1]) for k in range(10)]
+    scenes = [render_scene(3_000_000 + k, HELD_OUT_PROCEDURAL[1]) for k in range(30)]
     return [(s.image, Counter(s.cards[i] for i in {lab.card_id for lab in s.labels})) for s in scenes]
 
 
@@ -30,9 +30,12 @@ def exact_per_angle(reader, scenes):
 def test_rotation_sweep_is_flat_where_the_upright_reader_fails(scenes):
     upright = exact_per_angle(CardReader(passes=1, deskew=False), scenes)
     turned = exact_per_angle(CardReader(), scenes)
-    assert min(turned) >= 7, turned  # 10 scenes of a held-out design at 0, 45, ..., 315 degrees
-    assert max(turned) - min(turned) <= 1, turned
-    assert upright[SWEEP.index(90)] <= 1 and upright[SWEEP.index(270)] <= 1, upright  # what it replaces
+    # 30 scenes of a held-out design at 0, 45, ..., 315 degrees (10 had left one scene's
+    # luck deciding the spread): 20-23 exact at every angle, measured with the models
+    # before the blend, with the blend, and with a chunk-14 detector candidate.
+    assert min(turned) >= 19, turned
+    assert max(turned) - min(turned) <= 3, turned
+    assert upright[SWEEP.index(90)] <= 3 and upright[SWEEP.index(270)] <= 3, upright  # what it replaces
 
 
 @pytest.mark.parametrize("angle", [0, 12, 30, -40, 71, 90, 135])
