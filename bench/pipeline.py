@@ -20,7 +20,9 @@ With ``--deck-photos DIR`` every part draws the cards from photographs of a real
 would show them), so the figures are measured on photographic cards, not on the
 renderer's own design.
 
-Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all] [--deck-photos DIR]``.
+Run: ``.venv/bin/python bench/pipeline.py [--part fps|latency|misreads|all] [--deck-photos DIR]``;
+``--part misreads --models A --models B [--rfid without]`` compares two card readers' models
+on the same tables.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np  # noqa: E402
 from recognizer.training.table_video import TableRenderer  # noqa: E402
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 from web.app.agent.agent import TableAgent  # noqa: E402
-from web.app.agent.demo import DemoOptions, card_design  # noqa: E402
+from web.app.agent.demo import FRAME_SIZE as DEMO_FRAME, DemoOptions, card_design  # noqa: E402
 from web.app.agent.outbox import Outbox  # noqa: E402
 from web.app.agent.simtable import plan_table  # noqa: E402
 
@@ -198,39 +200,59 @@ def measure_latency(speed: float, deals: int, seed: int, base: DemoOptions) -> N
           f"rounded up to whole frames)")
 
 
-def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions) -> None:
+def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions, models: list[Path | None],
+                     rfid_runs: tuple[bool, ...] = (False, True)) -> None:
     """The demo's session for ``seed`` (its tables' seeds), one table at a time, as fast as
-    the CPU goes."""
+    the CPU goes; once per models folder (None: the installed models), side by side on the
+    same frames, since a few misreads in hundreds of plays is too few to compare runs
+    of different days."""
+    from recognizer.decks import deck_classifier
+    from recognizer.reader import CardReader
     from web.app.agent.demo import DemoServer, make_table
     from web.app.agent.truth import Perception
 
     logging.disable(logging.WARNING)
-    for rfid in (False, True):
-        total, errors = Perception(), []
-        for n in range(tables):
-            with tempfile.TemporaryDirectory() as tmp:
-                server = DemoServer(Path(tmp) / "data", 0)
-                try:
-                    options = replace(base, tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
-                    name = f"T{n + 1}"  # the demo's names: each table is drawn with its own noise
-                    table = make_table(name, seed * 1000 + n, options, server.url, server.token(name), Path(tmp) / "agents")
-                    table.start(threading.Event())
-                    table.join()
-                    table.sender.stop(drain_s=30.0)
-                    total.add(table.perception(server.store))
-                finally:
-                    server.stop()
-            if table.error:
-                errors.append(f"table {n + 1} stopped: {table.error}")
-        label = "with --rfid-sim   " if rfid else "without --rfid-sim"
-        cards = f"cards photographed ({base.deck_photos})" if base.deck_photos else "cards rendered"
-        if base.deck:
-            cards += f", read with the enrolled deck {base.deck!r}"
-        per_k = 1000 * total.misread / total.plays if total.plays else 0.0
-        print(f"misreads {label} ({tables} tables x {deals} deal(s), seed {seed}, {cards}): {per_k:.1f} per 1,000 plays; "
-              f"{total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
-        for line in total.details[:10]:
-            print(f"    {line}")
+    classifier = deck_classifier(None, base.deck) if base.deck else None
+    for folder in models:
+        for rfid in rfid_runs:
+            total, errors = Perception(), []
+            for n in range(tables):
+                with tempfile.TemporaryDirectory() as tmp:
+                    server = DemoServer(Path(tmp) / "data", 0)
+                    try:
+                        options = replace(base, tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
+                        name = f"T{n + 1}"  # the demo's names: each table is drawn with its own noise
+                        reader = CardReader(folder, classifier=classifier)
+                        table = make_table(name, seed * 1000 + n, options, server.url, server.token(name),
+                                           Path(tmp) / "agents", reader)
+                        table.start(threading.Event())
+                        table.join()
+                        table.sender.stop(drain_s=30.0)
+                        total.add(table.perception(server.store))
+                    finally:
+                        server.stop()
+                if table.error:
+                    errors.append(f"table {n + 1} stopped: {table.error}")
+            label = "with --rfid-sim   " if rfid else "without --rfid-sim"
+            cards = f"cards photographed ({base.deck_photos})" if base.deck_photos else "cards rendered"
+            if base.deck:
+                cards += f", read with the enrolled deck {base.deck!r}"
+            per_k = 1000 * total.misread / total.plays if total.plays else 0.0
+            print(f"{folder or 'installed models'}: misreads {label} ({tables} tables x {deals} deal(s), seed {seed}, "
+                  f"{cards}): {per_k:.1f} per 1,000 plays; {total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
+            for line in total.details[:10]:
+                print(f"    {line}")
+
+
+def frame_size(text: str) -> tuple[int, int]:
+    """``1920x1080`` -> (1920, 1080)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a frame size is WIDTHxHEIGHT, like 1920x1080, got {text!r}") from None
+    if not (320 <= w <= 7680 and 240 <= h <= 4320):
+        raise argparse.ArgumentTypeError(f"frame size {text} is outside 320x240 .. 7680x4320")
+    return w, h
 
 
 def main() -> None:
@@ -246,8 +268,16 @@ def main() -> None:
                         help="draw the cards from photographs of a real deck's faces (as guandan-ref demo --deck-photos)")
     parser.add_argument("--deck", metavar="NAME",
                         help="read the cards with an enrolled deck's classifier (as guandan-ref demo --deck)")
+    parser.add_argument("--models", metavar="DIR", type=Path, action="append",
+                        help="the misread run's card reader models (twice: side by side on the same frames; "
+                             "default the installed ones)")
+    parser.add_argument("--frame", metavar="WxH", type=frame_size,
+                        help="the camera's frame size of the latency and misread runs (default the demo's, "
+                             f"{DEMO_FRAME[0]}x{DEMO_FRAME[1]})")
+    parser.add_argument("--rfid", choices=("both", "without", "with"), default="both",
+                        help="the misread run without the simulated RFID reader, with it, or both (default)")
     args = parser.parse_args()
-    base = DemoOptions(deck_photos=args.deck_photos, deck=args.deck)
+    base = DemoOptions(deck_photos=args.deck_photos, deck=args.deck, size=args.frame or DEMO_FRAME)
     try:
         base.check()  # an unknown deck or an unusable folder of faces is said before any measurement
         card_design(base)
@@ -258,7 +288,8 @@ def main() -> None:
     if args.part in ("latency", "all"):
         measure_latency(args.speed, args.deals, args.seed, base)
     if args.part in ("misreads", "all"):
-        measure_misreads(args.tables, args.deals, args.seed, base)
+        rfid_runs = {"both": (False, True), "without": (False,), "with": (True,)}[args.rfid]
+        measure_misreads(args.tables, args.deals, args.seed, base, args.models or [None], rfid_runs)
 
 
 if __name__ == "__main__":

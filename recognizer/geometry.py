@@ -20,20 +20,26 @@ within :data:`SAME_PLACE` index heights are one index seen twice: the most confi
 read stays, whatever face the others named (a view turned far from the index misreads
 it). Pairing the two corners of one card then happens in the frame where the first
 corner reads upright, so a card counts once at any angle.
+
+The two corners of one card can also be read as two different faces: at a camera's reading
+scale a spade and a club, or a heart and a diamond, differ by a few pixels, and each corner
+is classified on its own. Counted as they were read, one card would become two.
+:func:`reconcile_corners` names both corners by the face the two reads agree on best
+when the two reads leave room for it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from recognizer.orientation import rotate_points
-from referee.cards import Card
+from referee.cards import FACES, Card
 
 # The far corner sits this many index heights away (a card's diagonal across designs; a tall
 # stacked JOKER index gives the low end),
@@ -51,6 +57,9 @@ SAME_PLACE = 0.25
 # The far corner's index reads upside down relative to the first: its view angle differs
 # by half a turn, up to this many degrees (views 45 degrees apart can read the two corners).
 PAIR_TURN_TOLERANCE = 50.0
+# Two corners read as different faces are one card only where each read gives the face they
+# agree on at least this probability: two confident reads of different faces are two cards.
+AGREE_FLOOR = 0.1
 
 
 @dataclass(frozen=True)
@@ -165,3 +174,39 @@ def cards_from_indices(hits: Iterable[IndexHit]) -> list[Card]:
         by_face.setdefault(hit.card, []).append(hit)
     counts = Counter({face: len(h) - _max_matching(h) for face, h in by_face.items()})
     return sorted(counts.elements())
+
+
+def has_partner(hit: IndexHit, hits: list[IndexHit]) -> bool:
+    """True when another index of ``hit``'s face in ``hits`` could be its card's other corner."""
+    return any(o is not hit and o.card == hit.card and (could_pair(hit, o) or could_pair(o, hit)) for o in hits)
+
+
+def reconcile_corners(hits: list[IndexHit], faces: Sequence[np.ndarray], floor: float = AGREE_FLOOR) -> list[IndexHit]:
+    """``hits`` with the two corners of one card that were read as different faces renamed
+    to one face. ``faces[i]``: the 54 face probabilities (``FACES`` order) of ``hits[i]``.
+
+    Only corners no index of their own face could pair with are considered, two at a time
+    where they lie as one card's two corners (:func:`could_pair`). Their face is the one
+    that makes both reads likeliest (the product of the two probabilities: independent
+    reads, no face favoured), taken when each read gives it at least ``floor``; each
+    corner's confidence becomes that face's share of the product (the two reads' joint
+    belief), so a doubtful card stays doubtful. The pairs most sure of their face go first;
+    a corner joins one pair at most. The number of hits never changes, so the count can
+    only fall where two reads were one card.
+    """
+    lone = [i for i, h in enumerate(hits) if not has_partner(h, hits)]
+    options = []
+    for a in lone:
+        for b in lone:
+            if a < b and hits[a].card != hits[b].card and (could_pair(hits[a], hits[b]) or could_pair(hits[b], hits[a])):
+                joint = faces[a] * faces[b]
+                best = int(joint.argmax())
+                if min(faces[a][best], faces[b][best]) >= floor:
+                    options.append((float(joint[best]), a, b, best, float(joint[best] / joint.sum())))
+    out, used = list(hits), set()
+    for _, a, b, best, share in sorted(options, reverse=True):
+        if a not in used and b not in used:
+            used |= {a, b}
+            for i in (a, b):
+                out[i] = replace(hits[i], card=FACES[best], conf=round(share, 4))
+    return out

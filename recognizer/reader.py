@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
-from recognizer.geometry import IndexHit, cards_from_indices, could_pair, distinct_indices
+from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
 
@@ -361,8 +361,8 @@ class CardReader:
         mains = distinct_indices([h for h in hits if h.angle == main])
         others = distinct_indices([h for h in hits if h.angle != main and h.conf >= self.other_view_conf])
         hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
-        hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or any(
-            o is not h and o.card == h.card and (could_pair(h, o) or could_pair(o, h)) for o in hits)]
+        hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
+        hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])
         detections = sorted(
             (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in hits),
             key=lambda d: (d.box[0], d.box[1]),

@@ -1,6 +1,13 @@
 """Corner indices to a multiset: both corners of one card count once, two decks count twice."""
 
-from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices
+from collections import Counter
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices, reconcile_corners
+from referee.cards import FACES
 from recognizer.training.synth.scenes import render_scene
 from referee.cards import parse_card
 
@@ -70,3 +77,51 @@ def test_overlapping_boxes_of_different_reads_are_kept():
     assert len(distinct_indices([a, IndexHit(a.card, True, a.box, 0.9)])) == 2
     # Side by side (touching, not overlapping): two cards of one face.
     assert len(distinct_indices([a, up("7H", 19)])) == 2
+
+
+def belief(**faces: float) -> np.ndarray:
+    """A read's face probabilities: the named faces, the rest spread evenly."""
+    p = np.full(len(FACES), (1.0 - sum(faces.values())) / (len(FACES) - len(faces)))
+    for card, prob in faces.items():
+        p[FACES.index(parse_card(card))] = prob
+    return p
+
+
+def test_one_cards_corners_read_as_spade_and_club_count_once_as_the_likelier():
+    # The top-left reads 8S (0.6, 8C 0.35), the bottom-right 8C (0.5, 8S 0.45): one card, 8S.
+    hits = [up("8S", 10), down("8C", 60)]
+    named = reconcile_corners(hits, [belief(**{"8S": 0.6, "8C": 0.35}), belief(**{"8C": 0.5, "8S": 0.45})])
+    assert cards_from_indices(named) == [parse_card("8S")]
+    # Its confidence is the two reads' joint belief in 8S (0.27 against 0.175 for 8C), not 1.
+    assert [h.conf for h in named] == [0.6067] * 2
+    assert [h.inverted for h in named] == [False, True]  # only the face is renamed
+
+
+def test_two_sure_reads_of_different_faces_stay_two_cards():
+    # An 8S under an 8C whose top-left corner was not found: each read is sure of its face.
+    hits = [up("8S", 10), down("8C", 60)]
+    named = reconcile_corners(hits, [belief(**{"8S": 0.95, "8C": 0.03}), belief(**{"8C": 0.96, "8S": 0.02})])
+    assert named == hits
+
+
+def test_corners_with_a_partner_of_their_own_face_or_far_apart_are_left_alone():
+    # 7H's two corners pair; a 7D beside it keeps its face, however unsure.
+    hits = [up("7D", 10), up("7H", 40), down("7H", 90)]
+    unsure = [belief(**{"7D": 0.5, "7H": 0.4}), belief(**{"7H": 0.5, "7D": 0.4}), belief(**{"7H": 0.5, "7D": 0.4})]
+    assert reconcile_corners(hits, unsure) == hits
+    # Ten card heights apart they cannot be one card.
+    far = [up("8S", 10), down("8C", 900, 300)]
+    assert reconcile_corners(far, [belief(**{"8S": 0.5, "8C": 0.5})] * 2) == far
+
+
+@given(st.lists(st.tuples(st.sampled_from(["8S", "8C", "8H", "8D"]), st.booleans(), st.integers(0, 12), st.integers(0, 6),
+                          st.floats(0.05, 0.9)), min_size=1, max_size=7))
+def test_reconciling_renames_at_most_and_never_adds_a_card(reads):
+    hits = [IndexHit(parse_card(c), inv, (15.0 * x, 15.0 * y, 15.0 * x + 9, 15.0 * y + H), 1.0) for c, inv, x, y, _ in reads]
+    faces = [belief(**{c: p, ("8C" if c != "8C" else "8S"): (1 - p) / 2}) for c, _, _, _, p in reads]
+    named = reconcile_corners(hits, faces)
+    assert len(named) == len(hits)
+    assert [(h.box, h.inverted) for h in named] == [(h.box, h.inverted) for h in hits]
+    assert len(cards_from_indices(named)) <= len(cards_from_indices(hits))
+    renamed = Counter(a.card for a, b in zip(named, hits) if a != b)
+    assert all(n % 2 == 0 for n in renamed.values())  # two corners of one card at a time
