@@ -3,7 +3,8 @@
 One server (gunicorn, as ``guandan-ref serve`` runs it); each test plays ``session_events`` on
 tables of its own (E's 5S read with confidence 0.55, S's out-of-turn 7D: P4) and works as a
 floor referee does: typing while the floor moves, "read is right" one by one and a table's
-all at once, the claim countdown and the filters, and stepping through a deal on review.
+all at once, a read struck in error put back, the claim countdown and the filters, and
+stepping through a deal on review.
 Screenshots go to ``test-artifacts/``.
 """
 
@@ -26,7 +27,7 @@ from .test_cli import serving
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (./run.sh setup)")
 
-TABLES = [f"{name}-{lang}" for name in ("L", "R", "Q", "C", "D", "V") for lang in ("en", "zh")]
+TABLES = [f"{name}-{lang}" for name in ("L", "R", "Q", "C", "D", "V", "K") for lang in ("en", "zh")]
 WORDS = {
     "en": {"paused_changed": "Live updates paused: an item you are typing in was answered or changed meanwhile.",
            "paused_composing": "Live updates paused while you type with the input method",
@@ -36,7 +37,8 @@ WORDS = {
            "corrected": "corrected", "corrected_by": "corrected by referee",
            "countdown": "claim window: this trick, {n} pass(es) from its end",
            "show_ticks": "show clock ticks", "hide_ticks": "hide clock ticks",
-           "original": "evidence sent with the original read", "step": "step {k} of {n}"},
+           "original": "evidence sent with the original read", "step": "step {k} of {n}",
+           "struck": "read struck: nobody played", "restore": "put the read back"},
     "zh": {"paused_changed": "实时更新已暂停：您正在填写的事项已被处理或已变化。",
            "paused_composing": "正在用输入法输入，实时更新暂停",
            "doubt": "识别存疑", "read_right": "识别无误", "all_2": "识别无误：全部 2 项",
@@ -44,7 +46,8 @@ WORDS = {
            "read_confirmed": "已确认识别无误", "suspect": "疑似误识别", "alternative": "备选识别1",
            "corrected": "已更正", "corrected_by": "已由referee更正", "countdown": "指出时限：本圈内，再有{n}家过牌即结束",
            "show_ticks": "显示计时记录", "hide_ticks": "隐藏计时记录",
-           "original": "原识别的证据", "step": "第 {k} / {n} 步"},
+           "original": "原识别的证据", "step": "第 {k} / {n} 步",
+           "struck": "识别已删除：未出牌", "restore": "恢复此识别"},
 }
 
 
@@ -213,6 +216,27 @@ def test_a_suspected_read_is_answered_with_the_other_reading_in_one_click(server
     page.goto(f"{base}/tables/{table}")
     expect(page.locator(".history")).to_contain_text(words["corrected_by"])
     assert page.locator('.history [data-card="JS"]').count() == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_read_struck_in_error_is_put_back_with_one_click(server, referee_page, lang):
+    base, _ = server
+    page, words, table = open_console(server, referee_page, lang, "K")
+    doubt = item(page, table, "low_confidence:E:9.0")
+    doubt.locator(":scope > .actions form.correct select[name=kind]").select_option("none")
+    doubt.locator(":scope > .actions form.correct button").click()
+    page.wait_for_load_state()
+    struck = item(page, table, "struck:E:9.0")  # answered: among the closed items, folded
+    page.locator("details.closed-flags > summary").click()
+    expect(struck.locator("header")).to_contain_text(words["struck"], timeout=5000)
+    expect(struck.locator("form.restore button")).to_have_text(words["restore"])
+    shot(page, f"console-struck-{lang}")
+    struck.locator("form.restore button").click()
+    page.wait_for_load_state()
+    expect(item(page, table, "struck:E:9.0")).to_have_count(0)
+    page.goto(f"{base}/tables/{table}")
+    expect(page.locator(".history")).to_contain_text(words["corrected_by"])
+    assert page.locator('.history [data-card="5S"]').count() == 1  # E's play stands again
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
