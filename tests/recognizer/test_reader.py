@@ -165,16 +165,18 @@ def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
 def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     """A detector file marked as trained on quarter-turned images (``index-detector.json``)
     runs in the reader's first view only; the view a quarter turn on classifies the same
-    boxes, turned exactly. Unmarked (the committed detector) it looks in both."""
+    boxes, turned exactly. Unmarked, the same detector looks in both."""
     import shutil
 
     from recognizer.reader import MODELS, _turned_box
 
-    for name in ("index-detector.onnx", "index-classifier.onnx"):
-        shutil.copyfile(MODELS / name, tmp_path / name)
-    (tmp_path / "index-detector.json").write_text(json.dumps({"quarter_turns": True}))
+    for look in ("both", "once"):
+        (tmp_path / look).mkdir()
+        for name in ("index-detector.onnx", "index-classifier.onnx"):
+            shutil.copyfile(MODELS / name, tmp_path / look / name)
+    (tmp_path / "once" / "index-detector.json").write_text(json.dumps({"quarter_turns": True}))
     image = lay_row(parse_cards("7H 8S QD"), HELD_OUT_PROCEDURAL[0])
-    readers = {"both": CardReader(), "once": CardReader(tmp_path)}
+    readers = {look: CardReader(tmp_path / look) for look in ("both", "once")}
     assert not readers["both"].detect_once and readers["once"].detect_once
     looks = {}
     for name, r in readers.items():
@@ -190,6 +192,6 @@ def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     quarter = round((other - first) / 90) * 90
     assert by_view[other] == [_turned_box(b, quarter) for b in by_view[first]]
     assert all(np.allclose(_turned_box(_turned_box(b, quarter), -quarter), b) for b in by_view[first])
-    (tmp_path / "index-detector.json").write_text(json.dumps({"quarter_turns": "yes"}))
+    (tmp_path / "once" / "index-detector.json").write_text(json.dumps({"quarter_turns": "yes"}))
     with pytest.raises(ValueError, match="quarter_turns must be true or false"):
-        CardReader(tmp_path)
+        CardReader(tmp_path / "once")

@@ -74,14 +74,14 @@ def test_one_deal_through_the_real_recognizer_agent_and_server(server, tmp_path)
 
 @pytest.mark.skipif(not (MODELS / "index-detector.onnx").exists(), reason="card reader models not installed")
 def test_a_misread_the_referee_caught_and_corrected_on_the_console_puts_the_deal_right(server, tmp_path):
-    """At this table the reader takes W's 2S for a 2C in a straight (a suit sign of a few
-    pixels), which is still a straight; when W later lays the real 2C, the referee sees a
+    """At this table, filmed by a 720p camera, the reader takes W's 2S for a 2C in a straight
+    (a suit sign of a few pixels; the demo's 1080p camera reads it right), which is still a straight; when W later lays the real 2C, the referee sees a
     card laid twice and asks at that play, naming the earlier read as the one that may be
     wrong. The referee at the console corrects the earlier read (here the test knows what
     lay there, as the referee looking at the table does); the referee replays the deal with
     the play corrected and the recorded result is the true one, and the demo's count (the
     floor tile) still has the misread caught, now corrected."""
-    options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05)
+    options = DemoOptions(tables=1, deals=1, speed=1000.0, brisk=0.2, breaches=0.05, size=(1280, 720))
     table = make_table("T1004", 1004, options, server.url, server.token("T1004"), tmp_path / "agents")
     table.start(threading.Event())
     table.join()

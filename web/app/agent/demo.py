@@ -61,8 +61,13 @@ DEMO_LOGIN = "demo"
 AUTO_REFEREE = "auto-referee"
 """The simulated floor referee's name: its answers on the console and in a table's history."""
 REFEREES = ("none", "auto")
-FRAME_SIZE = (1280, 720)
-"""The smallest frame at which the card reader reads the rendered table reliably."""
+FRAME_SIZE = (1920, 1080)
+"""The camera's frame: a 1080p camera over the table, as a club or a hall would mount one.
+At 1280 x 720 a card is about 75 px tall and a black suit's sign a blob of a few pixels, a
+spade and a club alike to the eye and to the reader: 7 of 558 plays misread over the demo's
+seeds, all a spade read as a club; at 1080p none (``bench/pipeline.py --part misreads
+--tables 11 --frame WxH``, recognizer/MODEL.md). Rendering a frame costs 6 ms more there;
+reading it, the same (the play areas are read at the layout's ``read_px_per_mm`` either way)."""
 FPS = 8.0
 SPEED = 2.0
 """Table seconds per wall second by default: a deal takes three to six minutes of table
