@@ -48,6 +48,7 @@ from recognizer.training.table_video import TableRenderer  # noqa: E402
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 from web.app.agent.agent import TableAgent  # noqa: E402
 from web.app.agent.demo import FRAME_SIZE as DEMO_FRAME, DemoOptions, card_design  # noqa: E402
+from web.app.agent_cli import frame_size  # noqa: E402
 from web.app.agent.outbox import Outbox  # noqa: E402
 from web.app.agent.simtable import plan_table  # noqa: E402
 
@@ -242,17 +243,6 @@ def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions, mode
                   f"{cards}): {per_k:.1f} per 1,000 plays; {total.summary()}{'; ' + '; '.join(errors) if errors else ''}")
             for line in total.details[:10]:
                 print(f"    {line}")
-
-
-def frame_size(text: str) -> tuple[int, int]:
-    """``1920x1080`` -> (1920, 1080)."""
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a frame size is WIDTHxHEIGHT, like 1920x1080, got {text!r}") from None
-    if not (320 <= w <= 7680 and 240 <= h <= 4320):
-        raise argparse.ArgumentTypeError(f"frame size {text} is outside 320x240 .. 7680x4320")
-    return w, h
 
 
 def main() -> None:

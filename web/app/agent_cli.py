@@ -55,7 +55,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "by it (7H.jpg, deck_TS.jpg; jokers optional: a packaged design's otherwise)")
     demo.add_argument("--deck", metavar="NAME",
                       help="read the cards with an enrolled deck's classifier (guandan-ref deck enroll; $GUANDAN_DATA)")
+    demo.add_argument("--frame", metavar="WxH", type=frame_size,
+                      help="the simulated camera's frame size (default 1920x1080; at 1280x720 a black suit's "
+                           "sign is a few pixels and spades are read as clubs)")
     demo.set_defaults(handler=run_demo)
+
+
+def frame_size(text: str) -> tuple[int, int]:
+    """``1920x1080`` -> (1920, 1080)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a frame size is WIDTHxHEIGHT, like 1920x1080, got {text!r}") from None
+    if not (320 <= w <= 7680 and 240 <= h <= 4320):
+        raise argparse.ArgumentTypeError(f"frame size {text} is outside 320x240 .. 7680x4320")
+    return w, h
 
 
 def run_agent(args: argparse.Namespace) -> int:
@@ -140,6 +154,8 @@ def run_demo(args: argparse.Namespace) -> int:
     if data.exists() and any(data.iterdir()):
         raise ValueError(f"--data {str(data)!r} is not empty: the demo starts its tables afresh; name a new directory")
     extra = {"pairs": args.pairs} if args.pairs else {}
+    if args.frame:
+        extra["size"] = args.frame
     return run(DemoOptions(tables=args.tables, deals=args.deals, speed=args.speed, seed=args.seed,
                            data=data, port=args.port, rfid_sim=args.rfid_sim, rounds=args.rounds,
                            referee=args.referee, exit_when_done=args.exit_when_done, deck_photos=args.deck_photos,

@@ -68,6 +68,21 @@ def test_the_demo_wants_a_fresh_data_directory(tmp_path, capsys):
     assert "--tables must be between 1 and 16" in capsys.readouterr().err
 
 
+def test_the_demo_films_at_the_frame_size_asked(tmp_path, capsys, monkeypatch):
+    from web.app.agent import demo
+
+    asked = []
+    monkeypatch.setattr(demo, "run", lambda options: asked.append(options) or 0)
+    assert main(["demo", "--frame", "1280x720", "--data", str(tmp_path / "a")]) == 0
+    assert main(["demo", "--data", str(tmp_path / "b")]) == 0
+    assert [o.size for o in asked] == [(1280, 720), (1920, 1080)]
+    for bad, message in (("720p", "a frame size is WIDTHxHEIGHT, like 1920x1080, got '720p'"),
+                         ("100x100", "frame size 100x100 is outside 320x240 .. 7680x4320")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["demo", "--frame", bad])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_the_demo_draws_its_cards_from_photographed_faces(tmp_path, capsys):
     from recognizer.training.synth import HELD_OUT_PROCEDURAL
     from recognizer.training.synth.photos import PhotoDeck, faces_of_design
