@@ -3,8 +3,8 @@
 Three measurements, each on a simulated table (:mod:`web.app.agent.simtable`, seeded):
 
 * ``fps``: one table's agent on one core (OpenCV and onnxruntime held to one thread) at
-  1920x1080 with the trained card reader, and where the time goes: capture (decoding the
-  camera's JPEG frames), the table markers, the rest of the table side (calibration,
+  the demo's 1920x1080 (``--frame``) with the trained card reader, and where the time
+  goes: capture (decoding the camera's JPEG frames), the table markers, the rest of the table side (calibration,
   rectifying the areas, change detection, segmentation, stamping, the outbox), the index
   detector and the index classifier;
 * ``latency``: the demo's path with the dashboard server in this process: from the wall
@@ -88,7 +88,7 @@ def measure_fps(seconds: float, fps: float, seed: int, base: DemoOptions) -> Non
     cv2.setNumThreads(1)
     plan = plan_table(seed, 1, "T1", brisk=0.5)
     frames = []
-    for frame in TableRenderer(plan.script, size=(1920, 1080), fps=fps, design=card_design(base)).frames():
+    for frame in TableRenderer(plan.script, size=base.size, fps=fps, design=card_design(base)).frames():
         if frame.t >= seconds:
             break
         ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
@@ -117,7 +117,7 @@ def measure_fps(seconds: float, fps: float, seed: int, base: DemoOptions) -> Non
     inner = sum(clock.spent[k] for k in ("table markers", "index detector", "index classifier"))
     clock.spent["calibration, rectify, change detection, segmentation, outbox"] = clock.spent.pop("agent.frame") - inner
     plays = sum(1 for e in plan.seen if e["t"] < seconds and e["type"] == "play")
-    print(f"fps: {n} frames of 1920x1080 at {fps:g} fps ({seconds:g} s of table time, {plays} plays), one thread")
+    print(f"fps: {n} frames of {base.size[0]}x{base.size[1]} at {fps:g} fps ({seconds:g} s of table time, {plays} plays), one thread")
     print(f"  {n / total:.1f} frames/s per table on one core ({1000 * total / n:.1f} ms per frame; "
           f"{watcher.reads} area reads)")
     for name, spent in sorted(clock.spent.items(), key=lambda kv: -kv[1]):
@@ -215,6 +215,7 @@ def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions, mode
     logging.disable(logging.WARNING)
     classifier = deck_classifier(None, base.deck) if base.deck else None
     for folder in models:
+        reader = CardReader(folder, classifier=classifier)  # one per folder: the tables play one after another
         for rfid in rfid_runs:
             total, errors = Perception(), []
             for n in range(tables):
@@ -223,7 +224,6 @@ def measure_misreads(tables: int, deals: int, seed: int, base: DemoOptions, mode
                     try:
                         options = replace(base, tables=tables, deals=deals, speed=1000.0, rfid_sim=rfid)
                         name = f"T{n + 1}"  # the demo's names: each table is drawn with its own noise
-                        reader = CardReader(folder, classifier=classifier)
                         table = make_table(name, seed * 1000 + n, options, server.url, server.token(name),
                                            Path(tmp) / "agents", reader)
                         table.start(threading.Event())
@@ -262,7 +262,7 @@ def main() -> None:
                         help="the misread run's card reader models (twice: side by side on the same frames; "
                              "default the installed ones)")
     parser.add_argument("--frame", metavar="WxH", type=frame_size,
-                        help="the camera's frame size of the latency and misread runs (default the demo's, "
+                        help="the camera's frame size (default the demo's, "
                              f"{DEMO_FRAME[0]}x{DEMO_FRAME[1]})")
     parser.add_argument("--rfid", choices=("both", "without", "with"), default="both",
                         help="the misread run without the simulated RFID reader, with it, or both (default)")
