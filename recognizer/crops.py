@@ -6,12 +6,16 @@ or a card lying the other way round), and "not an index" for the detector's fals
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
 from recognizer.orientation import rotate_points
 from referee.cards import FACES, Card
 
+Box = tuple[float, float, float, float]
+"""An axis-aligned box (x0, y0, x1, y1) in pixels."""
 CROP_H, CROP_W = 48, 32
 PAD = 0.15
 """Each side of a detected box grows by this share, so a loose or tight box still holds the whole index."""
@@ -34,6 +38,39 @@ def crop_index(image: np.ndarray, box: tuple[float, float, float, float], angle:
     dst = np.float32([[0, 0], [CROP_W, 0], [0, CROP_H]])
     M = cv2.getAffineTransform(src, dst)
     return cv2.warpAffine(image, M, (CROP_W, CROP_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+def index_rect(box: Box, angle: float) -> tuple[np.ndarray, float, float]:
+    """Centre, width and height of the index whose axis-aligned box is ``box`` when it stands
+    upright in the image turned by ``angle``: solved from the box's sides where that is well
+    posed, else taken at an index's usual width of 0.6 of its height."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    c, s = abs(math.cos(math.radians(angle))), abs(math.sin(math.radians(angle)))
+    det = c * c - s * s
+    if abs(det) > 0.35:
+        w, h = (bw * c - bh * s) / det, (bh * c - bw * s) / det
+        if w > 0.2 * max(bw, bh) and h > 0.2 * max(bw, bh):
+            return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), w, h
+    h = (bw + bh) / (1.6 * (c + s))
+    return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), 0.6 * h, h
+
+
+def view_box(centre: np.ndarray, w: float, h: float, angle: float, view: float) -> Box:
+    """The box, in the image turned by ``view``, around an index of ``w`` x ``h`` standing
+    upright in the image turned by ``angle``: what a detector looking in that view draws."""
+    corners = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
+    pts = rotate_points(rotate_points(corners, -angle) + centre, view)
+    return (*pts.min(0), *pts.max(0))
+
+
+def turned_index(box: Box, view: float, turn: float) -> tuple[Box, float]:
+    """The box and angle that cut the index detected as ``box`` in the view turned by
+    ``view`` square on (:func:`crop_index`), if the index stands ``turn`` degrees further
+    round than that view: how the reader reads an unsure box again at other angles."""
+    centre, w, h = index_rect(box, turn)
+    centre = rotate_points(centre[None], -view)[0]
+    return view_box(centre, w, h, view + turn, view + turn), view + turn
 
 
 def to_tensor(crops: np.ndarray) -> np.ndarray:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
 
-from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor
+from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor, turned_index
 from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
@@ -33,6 +34,17 @@ ALTERNATIVES = 3
 """How many faces, the read one first, each card's :attr:`AreaReading.alternatives` lists."""
 VIEW_GROWTH = 0.06
 """Each further classifier view grows the detected box by this share of its size on every side."""
+REFINE_BELOW = -1.0
+"""A box read less surely than this in its view (:func:`_surety`) is read again turned by
+:data:`REFINE_TURNS`, and keeps its surest read. Off by default (no read is less sure than
+-1) until a classifier has learnt court art and printed words at those turns as "not an
+index": the installed one reads them as jokers there (recognizer/MODEL.md)."""
+REFINE_TURNS = (-45.0, -22.5, 22.5)
+"""With the two views a quarter turn apart, each view and these turns of it read an index
+within 11.25 degrees of square on, whatever its angle."""
+REFINE_NOT_INDEX = 0.5
+"""A box this surely "not an index" in its view is not read again (a view a quarter turn
+off an index calls it so; the other view reads it)."""
 
 
 def _grown(box: tuple[float, float, float, float], share: float) -> tuple[float, float, float, float]:
@@ -53,9 +65,17 @@ class Detection:
     angle: float = 0.0
 
 
-Candidate = tuple[tuple[float, float, float, float], float, np.ndarray, float]
-"""One detected box (in its view's frame), its detector score, the classifier's class
-probabilities and the view's rotation."""
+class Candidate(NamedTuple):
+    """One detected box as read: the box in the frame of the image turned by ``angle``
+    (the rotation its crop was read at), its detector score, the classifier's class
+    probabilities, and the reader's view that found it (``angle`` itself, or that view
+    turned further where a read square on to the index was surer)."""
+
+    box: tuple[float, float, float, float]
+    score: float
+    probs: np.ndarray
+    angle: float
+    view: float
 
 
 def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
@@ -64,6 +84,12 @@ def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[f
     x0, y0, x1, y1 = box
     pts = rotate_points(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]), angle)
     return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
+
+
+def _surety(p: np.ndarray) -> float:
+    """How surely class probabilities ``p`` name one face: its probability (either
+    orientation) less that of "not an index"."""
+    return float((p[:N_FACES] + p[N_FACES : 2 * N_FACES]).max() - p[NOT_INDEX])
 
 
 def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
@@ -254,7 +280,11 @@ class CardReader:
     ``joker_conf``, or its card's other corner read as the same joker where a card's far
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
-    read at 0.41-0.69 in the median, true ones at 0.77 or more nine times in ten).
+    read at 0.41-0.69 in the median, true ones at 0.77 or more nine times in ten). A box
+    read less surely than ``refine_below`` in its view (an index lying up to 45 degrees off
+    both views, as fanned and tossed cards do) is read again at :data:`REFINE_TURNS` from
+    that view, square on to the index at one of them, and keeps the surest read with the
+    angle it was read at (:class:`Candidate`).
     """
 
     def __init__(
@@ -273,6 +303,7 @@ class CardReader:
         classifier: Path | None = None,
         tile: int = 640,
         detect_once: bool | None = None,
+        refine_below: float = REFINE_BELOW,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -292,6 +323,7 @@ class CardReader:
         self.joker_conf = joker_conf
         self.confident = confident
         self.tile = tile
+        self.refine_below = refine_below
 
     def _detect_view(self, image_bgr: np.ndarray, angle: float) -> list[tuple[tuple[float, float, float, float], float]]:
         """The detector's boxes and scores in the view turned by ``angle``, whole and in tiles."""
@@ -325,12 +357,27 @@ class CardReader:
                 found += [(box, score, angle) for box, score in self._detect_view(image_bgr, angle)]
         if not found:
             return []
-        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, _, angle in found])
+        probs = self._classify(image_bgr, [(box, angle) for box, _, angle in found])
+        out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
+        unsure = [i for i, c in enumerate(out) if _surety(c.probs) < self.refine_below and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
+        if unsure:
+            asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
+            tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
+            for k, (i, reads) in enumerate(zip(unsure, tries)):
+                j = max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j]))
+                if _surety(reads[j]) > _surety(out[i].probs):
+                    box, angle = asks[k * len(REFINE_TURNS) + j]
+                    out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=reads[j], angle=angle)
+        return out
+
+    def _classify(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]]) -> np.ndarray:
+        """The class probabilities of each asked crop (a box in the frame of the image turned
+        by an angle), averaged over the reader's ``views`` framings of it."""
+        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, angle in asks])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
-        probs = probs.reshape(self.views, len(found), -1).mean(0)
-        return [(box, score, p, angle) for (box, score, angle), p in zip(found, probs)]
+        return probs.reshape(self.views, len(asks), -1).mean(0)
 
     def reading(
         self, candidates: list[Candidate], det_conf: float | None = None, min_conf: float | None = None, joker_conf: float | None = None
@@ -342,7 +389,8 @@ class CardReader:
         min_conf = self.min_conf if min_conf is None else min_conf
         joker_conf = self.joker_conf if joker_conf is None else joker_conf
         hits, faces = [], {}
-        for box, score, p, angle in candidates:
+        views: dict[float, float] = {}  # each read's angle -> the view that found it
+        for box, score, p, angle, view in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
             if decoded is None or score < det_conf:
@@ -353,13 +401,14 @@ class CardReader:
                 continue
             hit = IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle)
             hits.append(hit)
+            views[angle] = view
             faces[(hit.box, hit.angle)] = face_probabilities(p, self.temperature)
         weight: dict[float, float] = {}
         for h in hits:
-            weight[h.angle] = weight.get(h.angle, 0.0) + h.conf
+            weight[views[h.angle]] = weight.get(views[h.angle], 0.0) + h.conf
         main = max(weight, key=weight.__getitem__, default=0.0)
-        mains = distinct_indices([h for h in hits if h.angle == main])
-        others = distinct_indices([h for h in hits if h.angle != main and h.conf >= self.other_view_conf])
+        mains = distinct_indices([h for h in hits if views[h.angle] == main])
+        others = distinct_indices([h for h in hits if views[h.angle] != main and h.conf >= self.other_view_conf])
         hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
         hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])
@@ -369,7 +418,7 @@ class CardReader:
         )
         cards = cards_from_indices(hits)
         card_conf, alternatives = _per_card(cards, hits, faces)
-        unexplained = max((score for box, score, _, angle in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
+        unexplained = max((score for box, score, _, angle, _ in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
         confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
         return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
 

@@ -36,9 +36,10 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, to_tensor
+from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, index_rect, to_tensor, view_box
+from recognizer.reader import REFINE_TURNS
 from recognizer.training.mining import false_hits
-from recognizer.training.realtrain import RealPhoto, index_rect, infer_turns, load_labelled, split_by_blocks, view_box
+from recognizer.training.realtrain import RealPhoto, infer_turns, load_labelled, split_by_blocks
 from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
 from referee.cards import is_joker
 
@@ -125,7 +126,8 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     """Classifier crops of labelled real photos: each index with an inferred angle cut
     ``per_box`` times upright and as many upside down in views up to :data:`TILT` off, once
     seen sideways ("not an index"); per photo ``negatives`` random boxes at any angle clear
-    of every label and up to ``mined`` of ``detector``'s false hits in the two upright views.
+    of every label and up to ``mined`` of ``detector``'s false hits in the two upright views,
+    each cut again at the reader's :data:`~recognizer.reader.REFINE_TURNS`.
     A joker's index seen sideways is left out rather than taught as "not an index": decks
     print the word JOKER down the corner or across it (bellot), and read either way it names
     the same card. Returns crops, classes and how many labelled boxes had no angle (left out)."""
@@ -163,7 +165,7 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
             ys.append(NOT_INDEX)
         if detector is not None:  # clear of every label by more than an index: a photo's labels may miss a card's edge
             near = lambda c: bool(len(labelled)) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - c.mean(0)).T)) < 1.2 * max(size)  # noqa: E731
-            for box, view in false_hits(detector, image, near, READER_VIEWS, mined):
+            for box, view in false_hits(detector, image, near, READER_VIEWS, mined, REFINE_TURNS):
                 xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
     return np.stack(xs), np.array(ys, np.int64), unknown
@@ -222,7 +224,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     def render() -> dict[str, np.ndarray]:
         if not cfg.render_scenes:
             return {}
-        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS, jokers=cfg.render_jokers)
+        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS, mine_turns=REFINE_TURNS, jokers=cfg.render_jokers)
         n_val = max(1, len(x) // 20)
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 

@@ -24,11 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from recognizer.crops import crop_index, to_tensor
-from recognizer.orientation import rotate_points
+from recognizer.crops import Box, crop_index, index_rect, to_tensor, view_box
 from referee.cards import FACES, Card, parse_card
 
-Box = tuple[float, float, float, float]
 DIAGONAL = math.degrees(math.atan2(63.0, 88.0))
 """Angle between a card's long axis and the line through its two corner indices (a
 63 x 88 mm card; the indices sit near opposite corners)."""
@@ -145,30 +143,6 @@ def split_by_blocks(photos: list[RealPhoto], share: float = 0.15) -> tuple[list[
 def upright_turn(direction: np.ndarray) -> float:
     """The turn (degrees, OpenCV's sense) that points ``direction`` (x, y; y down) straight up."""
     return math.degrees(math.atan2(direction[0], -direction[1]))
-
-
-def index_rect(box: Box, angle: float) -> tuple[np.ndarray, float, float]:
-    """Centre, width and height of the index whose axis-aligned box is ``box`` when it stands
-    upright in the image turned by ``angle``: solved from the box's sides where that is well
-    posed, else taken at an index's usual width of 0.6 of its height."""
-    x0, y0, x1, y1 = box
-    bw, bh = x1 - x0, y1 - y0
-    c, s = abs(math.cos(math.radians(angle))), abs(math.sin(math.radians(angle)))
-    det = c * c - s * s
-    if abs(det) > 0.35:
-        w, h = (bw * c - bh * s) / det, (bh * c - bw * s) / det
-        if w > 0.2 * max(bw, bh) and h > 0.2 * max(bw, bh):
-            return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), w, h
-    h = (bw + bh) / (1.6 * (c + s))
-    return np.array([(x0 + x1) / 2, (y0 + y1) / 2]), 0.6 * h, h
-
-
-def view_box(centre: np.ndarray, w: float, h: float, angle: float, view: float) -> Box:
-    """The box, in the image turned by ``view``, around an index of ``w`` x ``h`` standing
-    upright in the image turned by ``angle``: what a detector looking in that view draws."""
-    corners = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
-    pts = rotate_points(rotate_points(corners, -angle) + centre, view)
-    return (*pts.min(0), *pts.max(0))
 
 
 def crop_at(image: np.ndarray, box: Box, angle: float, view: float | None = None) -> np.ndarray:

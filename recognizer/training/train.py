@@ -163,7 +163,7 @@ def _joker_hand(rng: np.random.Generator) -> list:
 
 def render_classifier_set(
     scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0,
-    mine_views: tuple[float, ...] = (0.0,), jokers: int = 0,
+    mine_views: tuple[float, ...] = (0.0,), jokers: int = 0, mine_turns: tuple[float, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
@@ -172,7 +172,8 @@ def render_classifier_set(
     negatives are boxes of index size elsewhere (pips, court art, cloth, card backs) and,
     given a ``detector`` (:class:`recognizer.reader.IndexDetector`), up to ``mined`` of its
     own false hits per scene looking in ``mine_views``: boxes clear of every corner index,
-    shown or hidden (:func:`recognizer.training.mining.false_hits`).
+    shown or hidden (:func:`recognizer.training.mining.false_hits`), each cut again at
+    ``mine_turns`` further round.
     Scenes are shrunk at random first so crops cover the resolutions cameras give. With a
     ``tilt`` each index's first crop is cut in a view turned a little (8 degrees standard
     deviation: most indices lie near upright in one of the reader's views) and its others
@@ -223,7 +224,7 @@ def render_classifier_set(
         if detector is not None:
             known = np.array([lab.box for lab in scene.labels + scene.hidden], np.float32).reshape(-1, 4) * s
             overlaps = lambda c: bool(len(known)) and _iou(np.concatenate([c.min(0), c.max(0)]).astype(np.float32), known).max() >= 0.1  # noqa: E731
-            for box, view in false_hits(detector, image, overlaps, mine_views, mined):
+            for box, view in false_hits(detector, image, overlaps, mine_views, mined, mine_turns):
                 xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
     return np.stack(xs), np.array(ys, np.int64)

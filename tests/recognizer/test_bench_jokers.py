@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from recognizer.orientation import rotate_points
+from recognizer.reader import Candidate
 from referee.cards import is_joker
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -29,8 +30,8 @@ def bench():
 def test_a_candidate_in_a_turned_view_is_matched_to_the_label_it_lies_on(bench):
     labels = [SimpleNamespace(box=(10.0, 10.0, 30.0, 40.0)), SimpleNamespace(box=(200.0, 50.0, 220.0, 80.0))]
     cx, cy = rotate_points(np.array([[210.0, 65.0]]), 90.0)[0]  # the second label's centre, seen in the 90-degree view
-    on_second = ((cx - 10, cy - 15, cx + 10, cy + 15), 0.9, np.array([0.2, 0.8]), 90.0)
-    nowhere = ((500.0, 500.0, 520.0, 530.0), 0.9, np.array([1.0, 0.0]), 0.0)
+    on_second = Candidate((cx - 10, cy - 15, cx + 10, cy + 15), 0.9, np.array([0.2, 0.8]), 90.0, 90.0)
+    nowhere = Candidate((500.0, 500.0, 520.0, 530.0), 0.9, np.array([1.0, 0.0]), 0.0, 0.0)
     matched = bench.on_labels([on_second, nowhere], labels)
     assert [i for i, _ in matched] == [1]
     assert bench.on_labels([on_second], []) == []

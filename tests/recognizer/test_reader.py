@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from recognizer.reader import AreaReading, CardReader
+from recognizer.reader import AreaReading, Candidate, CardReader
 from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image
 from web.app.cli import main
 from referee.cards import parse_cards
@@ -142,23 +142,23 @@ def _probs(card, conf, inverted=False):
 
 def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     top, far = (10.0, 10.0, 20.0, 40.0), (60.0, 110.0, 70.0, 140.0)  # a card's two corners
-    lone = [(top, 0.9, _probs("SJ", 0.5), 0.0)]
+    lone = [Candidate(top, 0.9, _probs("SJ", 0.5), 0.0, 0.0)]
     assert reader.reading(lone).cards == []  # art read as a joker, unsurely
-    assert reader.reading([(top, 0.9, _probs("SJ", 0.7), 0.0)]).cards == parse_cards("SJ")
-    both = lone + [(far, 0.9, _probs("SJ", 0.5, inverted=True), 0.0)]
+    assert reader.reading([Candidate(top, 0.9, _probs("SJ", 0.7), 0.0, 0.0)]).cards == parse_cards("SJ")
+    both = lone + [Candidate(far, 0.9, _probs("SJ", 0.5, inverted=True), 0.0, 0.0)]
     assert reader.reading(both).cards == parse_cards("SJ")  # both corners agree
-    assert reader.reading([(top, 0.9, _probs("7H", 0.5), 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
+    assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
 def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
-    sure = [((10.0, 10.0, 20.0, 40.0), 0.9, _probs("7H", 0.99), 0.0), ((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.97), 0.0)]
+    sure = [Candidate((10.0, 10.0, 20.0, 40.0), 0.9, _probs("7H", 0.99), 0.0, 0.0), Candidate((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.97), 0.0, 0.0)]
     reading = reader.reading(sure)
     assert reading.cards == parse_cards("7H 8S") and reading.card_confidence == [0.99, 0.97]
     assert reading.confidence == 0.97 and not reading.uncertain
-    unsure = reader.reading(sure[:1] + [((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.8), 0.0)])
+    unsure = reader.reading(sure[:1] + [Candidate((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.8), 0.0, 0.0)])
     assert unsure.confidence == 0.8 and unsure.uncertain
     # A box the detector is sure of that no card explains lowers the confidence too.
-    unread = reader.reading(sure + [((80.0, 10.0, 90.0, 40.0), 0.6, _probs("9D", 0.2), 0.0)])
+    unread = reader.reading(sure + [Candidate((80.0, 10.0, 90.0, 40.0), 0.6, _probs("9D", 0.2), 0.0, 0.0)])
     assert unread.cards == parse_cards("7H 8S") and unread.confidence == 0.4 and unread.uncertain
 
 
@@ -184,9 +184,9 @@ def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
         r.detector.detect = lambda img, angle=0.0, detect=detect, calls=calls: calls.append(angle) or detect(img, angle)
         looks[name] = (calls, r.candidates(image))
     assert len(set(looks["both"][0])) == 2 and len(set(looks["once"][0])) == 1
-    views = sorted({angle for *_, angle in looks["once"][1]})
+    views = sorted({c.view for c in looks["once"][1]})
     assert len(views) == 2 and abs(abs(views[1] - views[0]) - 90) < 0.1
-    by_view = {v: [box for box, _, _, angle in looks["once"][1] if angle == v] for v in views}
+    by_view = {v: [box for box, _, _, angle, _ in looks["once"][1] if angle == v] for v in views}
     first = looks["once"][0][0]
     other = next(v for v in views if v != first)
     quarter = round((other - first) / 90) * 90

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from recognizer.reader import CardReader
-from recognizer.training.realtrain import index_rect, load_labelled, split_by_blocks, time_blocks, upright_turn, view_box
+from recognizer.crops import index_rect, view_box
+from recognizer.training.realtrain import load_labelled, split_by_blocks, time_blocks, upright_turn
 from referee.cards import parse_cards
 
 FIXTURE = Path(__file__).with_name("fixtures") / "realphotos"
