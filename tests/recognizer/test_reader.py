@@ -29,6 +29,22 @@ def lay_row(cards, design, height=170, step=0.42, size=(640, 300), cloth=(60, 11
     return img
 
 
+def lay_apart(cards_angles, design, height=170, size=(720, 420), cloth=(60, 110, 50)):
+    """Cards side by side, each turned about its centre by its own angle (degrees,
+    counter-clockwise), as tossed cards lie."""
+    img = np.zeros((size[1], size[0], 3), np.uint8)
+    img[:] = cloth
+    for k, (card, angle) in enumerate(cards_angles):
+        face = card_image(card, design, height)
+        h, w = face.shape[:2]
+        m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+        m[:, 2] += ((k + 0.5) * size[0] / len(cards_angles) - w / 2, (size[1] - h) / 2)
+        turned = cv2.warpAffine(face, m, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+        a = turned[..., 3:].astype(np.float32) / 255
+        img[:] = (img * (1 - a) + turned[..., :3] * a).astype(np.uint8)
+    return img
+
+
 @pytest.fixture(scope="module")
 def reader():
     return CardReader()
@@ -42,6 +58,19 @@ def test_reads_a_row_in_a_held_out_design(reader, design, hand):
     assert reading.cards == sorted(cards)
     assert 0 < reading.confidence <= 1
     assert all(0 <= d.box[0] < d.box[2] <= 640 and 0 <= d.box[1] < d.box[3] <= 300 for d in reading.detections)
+
+
+@pytest.mark.parametrize("design", HELD_OUT_PROCEDURAL)
+@pytest.mark.parametrize("hand", ["7H 8S QD", "3D 8C JS", "2C 5S KD"])
+def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
+    """The middle card lies 45 degrees off the two upright ones, so 45 degrees off both of
+    the reader's views: read again at turns from them, its two corners are read at its own
+    angle (within the turns' 22.5-degree step and the deskew's degree or two) and count as one card."""
+    cards = parse_cards(hand)
+    reading = CardReader(refine_below=0.9).read(lay_apart(list(zip(cards, (0, 45, 0))), design))
+    assert reading.cards == sorted(cards)
+    middle = [d.angle for d in reading.detections if d.card == cards[1]]
+    assert len(middle) == 2 and all(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
 
 
 def test_each_card_has_its_top_faces_with_probabilities_the_read_one_first(reader):

@@ -7,9 +7,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from recognizer.crops import index_rect, turned_index, view_box
 from recognizer.reader import CardReader
-from recognizer.crops import index_rect, view_box
 from recognizer.training.realtrain import load_labelled, split_by_blocks, time_blocks, upright_turn
 from referee.cards import parse_cards
 
@@ -58,6 +60,18 @@ def test_an_index_box_turned_back_fits_the_index(angle):
         assert (w, h) == pytest.approx((30, 50), abs=1e-6)
     upright = view_box(centre, 30, 50, angle, angle)
     assert np.allclose(np.array(upright[2:]) - upright[:2], (30, 50))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-180, 180), st.floats(-30, 30), st.floats(10, 60), st.floats(1.2, 2.5))
+def test_a_box_read_again_at_its_index_turn_is_cut_square_on(view, turn, w, ratio):
+    """The box a detector draws in one view around an index lying ``turn`` further round,
+    read again at that turn, is the index's own upright box in the index's frame."""
+    centre, h = np.array([300.0, -120.0]), w * ratio
+    seen = view_box(centre, w, h, view + turn, view)
+    box, angle = turned_index(seen, view, turn)
+    assert angle == pytest.approx(view + turn)
+    assert np.allclose(box, view_box(centre, w, h, angle, angle), atol=1e-6 * h)
 
 
 def test_upright_turn_points_a_direction_up():
