@@ -501,7 +501,9 @@ def report_calibration(models: Path | None, folder: Path, split: str, write: boo
     print("\n".join(rows))
     if write:
         target = (models or MODELS) / "index-classifier.json"
-        target.write_text(json.dumps({"temperature": temperature, "fitted_on": f"{folder.name} split {split}, {len(fit)} boxes"}) + "\n")
+        settings = json.loads(target.read_text()) if target.exists() else {}  # keeps the classifier's other settings
+        settings.update(temperature=temperature, fitted_on=f"{folder.name} split {split}, {len(fit)} boxes")
+        target.write_text(json.dumps(settings) + "\n")
         print(f"wrote {target}")
 
 

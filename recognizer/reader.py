@@ -34,11 +34,12 @@ ALTERNATIVES = 3
 """How many faces, the read one first, each card's :attr:`AreaReading.alternatives` lists."""
 VIEW_GROWTH = 0.06
 """Each further classifier view grows the detected box by this share of its size on every side."""
-REFINE_BELOW = -1.0
-"""A box read less surely than this in its view (:func:`_surety`) is read again turned by
-:data:`REFINE_TURNS`, and keeps its surest read. Off by default (no read is less sure than
--1) until a classifier has learnt court art and printed words at those turns as "not an
-index": the installed one reads them as jokers there (recognizer/MODEL.md)."""
+REFINE_OFF = -1.0
+"""``refine_below`` that reads no box again (no read is less sure than -1): a classifier
+file says in ``<name>.json`` how unsure a read must be to be read again at
+:data:`REFINE_TURNS` (:func:`classifier_refine_below`); one that never learnt court art and
+printed words at those turns as "not an index" reads them there as jokers, so without it
+the reader does not."""
 REFINE_TURNS = (-45.0, -22.5, 22.5)
 """With the two views a quarter turn apart, each view and these turns of it read an index
 within 11.25 degrees of square on, whatever its angle."""
@@ -158,6 +159,14 @@ def classifier_temperature(classifier: Path) -> float:
     ``bench/recognizer.py --calibration --write``); 1.0 when none was fitted."""
     valid = lambda v: isinstance(v, (int, float)) and 0.05 <= v <= 20  # noqa: E731
     return float(_model_setting(classifier, "temperature", 1.0, valid, "a number in [0.05, 20]"))
+
+
+def classifier_refine_below(classifier: Path) -> float:
+    """How unsure a read of a classifier file must be to be read again at :data:`REFINE_TURNS`
+    (``"refine_below"`` in ``<name>.json`` beside it, written when a classifier that learnt
+    those turns is installed; recognizer/MODEL.md); :data:`REFINE_OFF` when none is set."""
+    valid = lambda v: isinstance(v, (int, float)) and -1 <= v <= 1  # noqa: E731
+    return float(_model_setting(classifier, "refine_below", REFINE_OFF, valid, "a number in [-1, 1]"))
 
 
 def _session(path: Path, threads: int):
@@ -281,7 +290,8 @@ class CardReader:
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
     read at 0.41-0.69 in the median, true ones at 0.77 or more nine times in ten). A box
-    read less surely than ``refine_below`` in its view (an index lying up to 45 degrees off
+    read less surely than ``refine_below`` (default: the classifier file's, see
+    :func:`classifier_refine_below`) in its view (an index lying up to 45 degrees off
     both views, as fanned and tossed cards do) is read again at :data:`REFINE_TURNS` from
     that view, square on to the index at one of them, and keeps the surest read with the
     angle it was read at (:class:`Candidate`).
@@ -303,7 +313,7 @@ class CardReader:
         classifier: Path | None = None,
         tile: int = 640,
         detect_once: bool | None = None,
-        refine_below: float = REFINE_BELOW,
+        refine_below: float | None = None,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -323,7 +333,7 @@ class CardReader:
         self.joker_conf = joker_conf
         self.confident = confident
         self.tile = tile
-        self.refine_below = refine_below
+        self.refine_below = classifier_refine_below(classifier_file) if refine_below is None else refine_below
 
     def _detect_view(self, image_bgr: np.ndarray, angle: float) -> list[tuple[tuple[float, float, float, float], float]]:
         """The detector's boxes and scores in the view turned by ``angle``, whole and in tiles."""

@@ -73,6 +73,26 @@ def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     assert len(middle) == 2 and all(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
 
 
+def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp_path):
+    import shutil
+
+    from recognizer.reader import MODELS, REFINE_OFF
+
+    for name in ("index-detector.onnx", "index-detector.json", "index-classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    image = lay_apart(list(zip(parse_cards("7H 8S QD"), (0, 45, 0))), HELD_OUT_PROCEDURAL[0])
+    plain = CardReader(tmp_path)
+    assert plain.refine_below == REFINE_OFF
+    assert all(c.angle == c.view for c in plain.candidates(image))
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"refine_below": 0.9}))
+    again = CardReader(tmp_path)
+    assert again.refine_below == 0.9
+    assert any(c.angle != c.view for c in again.candidates(image))
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"refine_below": 2}))
+    with pytest.raises(ValueError, match="refine_below"):
+        CardReader(tmp_path)
+
+
 def test_each_card_has_its_top_faces_with_probabilities_the_read_one_first(reader):
     cards = parse_cards("7H 7H 8S QD")
     reading = reader.read(lay_row(cards, HELD_OUT_PROCEDURAL[0]))
