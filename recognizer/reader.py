@@ -87,6 +87,11 @@ def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[f
     return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
 
 
+def _face(p: np.ndarray) -> Card:
+    """The face class probabilities ``p`` name most (either orientation)."""
+    return FACES[int((p[:N_FACES] + p[N_FACES : 2 * N_FACES]).argmax())]
+
+
 def _surety(p: np.ndarray) -> float:
     """How surely class probabilities ``p`` name one face: its probability (either
     orientation) less that of "not an index"."""
@@ -294,7 +299,9 @@ class CardReader:
     :func:`classifier_refine_below`) in its view (an index lying up to 45 degrees off
     both views, as fanned and tossed cards do) is read again at :data:`REFINE_TURNS` from
     that view, square on to the index at one of them, and keeps the surest read with the
-    angle it was read at (:class:`Candidate`).
+    angle it was read at (:class:`Candidate`), unless that read is a joker: a joker's index
+    (a star, the word JOKER) has no upright to find, so its surest turn is any turn, and
+    the turns' extra looks at court art are what read as jokers.
     """
 
     def __init__(
@@ -375,7 +382,7 @@ class CardReader:
             tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
             for k, (i, reads) in enumerate(zip(unsure, tries)):
                 j = max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j]))
-                if _surety(reads[j]) > _surety(out[i].probs):
+                if _surety(reads[j]) > _surety(out[i].probs) and _face(reads[j]) not in JOKERS:
                     box, angle = asks[k * len(REFINE_TURNS) + j]
                     out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=reads[j], angle=angle)
         return out
