@@ -43,6 +43,10 @@ the reader does not."""
 REFINE_TURNS = (-45.0, -22.5, 22.5)
 """With the two views a quarter turn apart, each view and these turns of it read an index
 within 11.25 degrees of square on, whatever its angle."""
+REFINE_FLOOR = 0.8
+"""A read at a turn is taken only when at least this sure (:func:`_surety`): the surest of
+three more looks at an unsure box is biased towards a wrong face (a bellot 5 turned
+22.5 degrees reads as a J at 0.6-0.7), and a read this sure is right at any turn."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -382,7 +386,7 @@ class CardReader:
             tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
             for k, (i, reads) in enumerate(zip(unsure, tries)):
                 j = max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j]))
-                if _surety(reads[j]) > _surety(out[i].probs) and _face(reads[j]) not in JOKERS:
+                if _surety(reads[j]) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(reads[j]) not in JOKERS:
                     box, angle = asks[k * len(REFINE_TURNS) + j]
                     out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=reads[j], angle=angle)
         return out
