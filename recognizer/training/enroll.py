@@ -29,7 +29,7 @@ import numpy as np
 
 from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
-from recognizer.reader import MODELS, IndexDetector, _session
+from recognizer.reader import MODELS, REFINE_OFF, IndexDetector, _session, classifier_refine_below
 from recognizer.training.synth.decks import RENDER_H, RealDeck
 from recognizer.training.synth.photos import JOKER_DESIGN, card_shaped
 from referee.cards import FACES, Card, card_name
@@ -196,7 +196,11 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
     folder = deck_folder(data, name)
     detector = IndexDetector(MODELS / "index-detector.onnx", det_conf=0.1, threads=1)
     deck = deck_from_faces(faces, name, folder / "faces", detector)
-    result = adapt_classifier(base or MODELS / "index-classifier.onnx", deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
+    base = base or MODELS / "index-classifier.onnx"
+    result = adapt_classifier(base, deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
+    refine = classifier_refine_below(base)
+    if refine != REFINE_OFF:  # the adapted classifier keeps the base one's features: it reads unsure boxes again as the base does
+        (folder / DECK_CLASSIFIER).with_suffix(".json").write_text(json.dumps({"refine_below": refine}) + "\n")
     (folder / "enrolled.json").write_text(
         json.dumps(
             {

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from recognizer.crops import to_tensor
-from recognizer.reader import MODELS, _session
+from recognizer.reader import MODELS, _session, classifier_refine_below
 from recognizer.training.synth.photos import FacesError, faces_of_design, read_faces
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.train import render_classifier_set
@@ -43,6 +43,8 @@ def test_enrolling_a_held_out_design_reads_its_indices_better(tmp_path, faces_di
     crops, labels = render_classifier_set(30, 424_242, DESIGN)
     base, enrolled = accuracy(MODELS / "index-classifier.onnx", crops, labels), accuracy(adapted, crops, labels)
     assert enrolled > base, (base, enrolled)
+    # it reads unsure boxes again at turns exactly when the installed classifier does
+    assert classifier_refine_below(adapted) == classifier_refine_below(MODELS / "index-classifier.onnx")
     # recognize and watch take --deck NAME
     photo = tmp_path / "row.png"
     cv2.imwrite(str(photo), np.full((200, 300, 3), 90, np.uint8))
