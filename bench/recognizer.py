@@ -6,6 +6,7 @@
     .venv/bin/python bench/recognizer.py --real DIR [--split val] [--models A --models B]
     .venv/bin/python bench/recognizer.py --calibration --real DIR [--split val] [--models A] [--write]
     .venv/bin/python bench/recognizer.py --jokers [--images 80] [--models A --models B]
+    .venv/bin/python bench/recognizer.py --tossed [--images 80] [--models A --models B]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
     .venv/bin/python bench/recognizer.py --speed [--images 200]
@@ -49,6 +50,11 @@ scenes as the default run) through the reader, per models folder: no candidate b
 its best box read as another class, read as the joker under the any-angle reader's
 ``joker_conf``, or read; and the median probability of the joker on its best box. Jokers
 are where new classifiers have lost the held-out designs (recognizer/MODEL.md).
+
+``--tossed`` reads scenes of two to four cards of each held-out design lying apart, each
+turned by its own angle between -60 and 60 degrees (``recognizer.training.synth.scenes.tossed_scene``:
+tossed and fanned cards, where no two views square on to every card), per models folder
+with the defaults: exact-multiset accuracy per design and overall.
 
 ``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
@@ -409,6 +415,23 @@ def _matched_candidates(reader: CardReader, photos: list, images: list) -> list[
             for i, probs in on_labels(reader.candidates(image), photo.boxes)]
 
 
+def report_tossed(models: list[Path | None], images: int, seed: int) -> None:
+    """Exact-multiset accuracy on ``images`` tossed scenes per held-out design, per models folder."""
+    from recognizer.training.synth.scenes import tossed_scene
+
+    designs = held_out_designs()
+    print(f"exact reads of {images} scenes per held-out design, 2-4 cards apart, each at its own angle in [-60, 60] degrees (seed {seed})")
+    print(f"{'models':<32} " + " ".join(f"{d.name[:22]:>22}" for d in designs) + f" {'overall':>8}")
+    for folder in models:
+        reader = CardReader(folder, threads=1)
+        rates = []
+        for design in designs:
+            rng = np.random.default_rng(seed)
+            scenes = (tossed_scene(seed * 100_000 + k, design, random_hand(rng, int(rng.integers(2, 5)))) for k in range(images))
+            rates.append(sum(reader.read(image).cards == truth for image, truth in scenes) / images)
+        print(f"{str(folder or 'committed')[-32:]:<32} " + " ".join(f"{r:>22.2%}" for r in rates) + f" {sum(rates) / len(rates):>8.2%}")
+
+
 def report_jokers(models: list[Path | None], images: int, seed: int) -> None:
     """Where the held-out designs' jokers go: for every labelled joker index of the
     benchmark's scenes, the candidate on it that the classifier gives the most of that joker
@@ -525,6 +548,7 @@ def main() -> None:
     ap.add_argument("--calibration", action="store_true", help="with --real: temperature scaling, calibration error and reliability tables")
     ap.add_argument("--write", action="store_true", help="with --calibration: write the temperature beside the classifier")
     ap.add_argument("--jokers", action="store_true", help="where the held-out designs' labelled jokers go (no box, read as another class, under the joker rule, read), per --models")
+    ap.add_argument("--tossed", action="store_true", help="scenes of cards apart, each at its own angle: exact reads per held-out design, per --models")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     all_models = args.models or [None]
@@ -537,6 +561,8 @@ def main() -> None:
         report_real(all_models, args.real, args.split)
     elif args.jokers:
         report_jokers(all_models, args.images, args.seed)
+    elif args.tossed:
+        report_tossed(all_models, args.images, args.seed)
     elif args.choose_thresholds:
         choose_thresholds(args.models, args.images)
     elif args.deck:

@@ -50,3 +50,13 @@ def test_every_held_out_joker_is_counted_in_one_fate(bench, capsys):
     expected = sum(is_joker(lab.card) for d in bench.held_out_designs() for scene, _ in bench.bench_scenes(d, 12, 7) for lab in scene.labels)
     assert total == expected > 0
     assert all(row[7] == "-" or re.fullmatch(r"[01]\.\d\d", row[7]) for row in rows)
+
+
+def test_tossed_scenes_give_one_rate_per_design_and_overall(bench, capsys):
+    bench.report_tossed([None], images=2, seed=7)
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    designs = bench.held_out_designs()
+    assert header.split()[1:] == [d.name[:22] for d in designs] + ["overall"]
+    rates = [float(v.rstrip("%")) for v in row.split()[1:]]
+    assert len(rates) == len(designs) + 1 and all(r in (0.0, 50.0, 100.0) for r in rates[:-1])
+    assert rates[-1] == pytest.approx(sum(rates[:-1]) / len(designs), abs=0.01)

@@ -8,6 +8,7 @@ import pytest
 
 from recognizer.reader import AreaReading, Candidate, CardReader
 from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image
+from recognizer.training.synth.scenes import tossed_scene
 from web.app.cli import main
 from referee.cards import parse_cards
 
@@ -26,22 +27,6 @@ def lay_row(cards, design, height=170, step=0.42, size=(640, 300), cloth=(60, 11
         region = img[y : y + height, x0 : x0 + w]
         region[:] = (region * (1 - a) + face[..., :3] * a).astype(np.uint8)
         x += step * w
-    return img
-
-
-def lay_apart(cards_angles, design, height=170, size=(720, 420), cloth=(60, 110, 50)):
-    """Cards side by side, each turned about its centre by its own angle (degrees,
-    counter-clockwise), as tossed cards lie."""
-    img = np.zeros((size[1], size[0], 3), np.uint8)
-    img[:] = cloth
-    for k, (card, angle) in enumerate(cards_angles):
-        face = card_image(card, design, height)
-        h, w = face.shape[:2]
-        m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
-        m[:, 2] += ((k + 0.5) * size[0] / len(cards_angles) - w / 2, (size[1] - h) / 2)
-        turned = cv2.warpAffine(face, m, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
-        a = turned[..., 3:].astype(np.float32) / 255
-        img[:] = (img * (1 - a) + turned[..., :3] * a).astype(np.uint8)
     return img
 
 
@@ -67,7 +52,7 @@ def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     the reader's views: read again at turns from them, its two corners are read at its own
     angle (within the turns' 22.5-degree step and the deskew's degree or two) and count as one card."""
     cards = parse_cards(hand)
-    reading = CardReader(refine_below=0.9).read(lay_apart(list(zip(cards, (0, 45, 0))), design))
+    reading = CardReader(refine_below=0.9).read(tossed_scene(1, design, cards, angles=(0, 45, 0), height=170)[0])
     assert reading.cards == sorted(cards)
     middle = [d.angle for d in reading.detections if d.card == cards[1]]
     assert len(middle) == 2 and all(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
@@ -80,7 +65,7 @@ def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp
 
     for name in ("index-detector.onnx", "index-detector.json", "index-classifier.onnx"):
         shutil.copyfile(MODELS / name, tmp_path / name)
-    image = lay_apart(list(zip(parse_cards("7H 8S QD"), (0, 45, 0))), HELD_OUT_PROCEDURAL[0])
+    image = tossed_scene(1, HELD_OUT_PROCEDURAL[0], parse_cards("7H 8S QD"), angles=(0, 45, 0), height=170)[0]
     plain = CardReader(tmp_path)
     assert plain.refine_below == REFINE_OFF
     assert all(c.angle == c.view for c in plain.candidates(image))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from recognizer.training.synth import Design
+from recognizer.training.synth import Design, card_image
 from recognizer.training.synth.designs import procedural_design
 from referee.cards import DOUBLE_DECK, HEARTS, Card, make_card, rank_of
 
@@ -292,3 +292,28 @@ def render_scene(
         hidden = [warp(lab) for lab in hidden] + [lab for lab in moved if lab not in labels]
     image = _photometric(image, rng)
     return Scene(image, tuple(faces), tuple(labels), deck.name, tuple(hidden))
+
+
+def tossed_scene(seed: int, design: Design, cards: Sequence[Card], angles: Sequence[float] | None = None,
+                 height: int | None = None) -> tuple[np.ndarray, list[Card]]:
+    """``cards`` side by side, apart, each turned about its centre by its own angle
+    (degrees, counter-clockwise; ``None``: drawn between -60 and 60), on a background of
+    ``seed``, as cards tossed onto a table lie; returns the image and the cards, sorted.
+
+    Why beside :func:`render_scene`: a row's cards share one angle, which the reader's
+    views find; tossed and fanned cards each lie at their own, and the reader must read an
+    index lying up to 45 degrees off both of its views (``bench/recognizer.py --tossed``)."""
+    rng = np.random.default_rng(seed)
+    height = height or int(rng.integers(120, 190))
+    angles = list(angles) if angles is not None else [float(a) for a in rng.uniform(-60, 60, len(cards))]
+    pitch = int(1.25 * height)
+    w, h = pitch * len(cards), int(1.5 * height)
+    canvas = _background(rng, h, w)
+    owner = np.full((h, w), -1, np.int32)
+    for k, (card, angle) in enumerate(zip(cards, angles)):
+        face = card_image(card, design, height)
+        fh, fw = face.shape[:2]
+        m = cv2.getRotationMatrix2D((fw / 2, fh / 2), angle, 1.0)
+        m[:, 2] += ((k + 0.5) * pitch - fw / 2 + rng.normal(0, 0.03 * height), (h - fh) / 2 + rng.normal(0, 0.03 * height))
+        _paste(canvas, owner, face, m, k)
+    return _photometric(canvas, rng), sorted(cards)

@@ -88,3 +88,16 @@ def test_a_big_jokers_picture_keeps_off_its_corner_indices(design):
         nearest = np.abs(corner[:, :, None, :] - art[None, None]).sum(-1).min(-1)
         assert nearest.min() > 60, design.name
     assert (np.abs(img[:, :, None, :] - art[None, None]).sum(-1).min(-1) < 10).any()  # the picture is there
+
+
+def test_tossed_cards_lie_apart_each_at_its_angle_and_the_seed_repeats_them():
+    from recognizer.training.synth.scenes import tossed_scene
+    from referee.cards import parse_cards
+
+    cards = parse_cards("QD 7H 8S")
+    image, truth = tossed_scene(5, HELD_OUT_PROCEDURAL[0], cards, angles=(0, 45, -30), height=120)
+    assert truth == sorted(cards) and image.dtype == np.uint8 and image.shape == (180, 450, 3)
+    again, _ = tossed_scene(5, HELD_OUT_PROCEDURAL[0], cards, angles=(0, 45, -30), height=120)
+    assert np.array_equal(image, again)
+    drawn, _ = tossed_scene(6, HELD_OUT_PROCEDURAL[0], cards)  # angles and size from the seed
+    assert not np.array_equal(drawn[: image.shape[0], : image.shape[1]], image)
