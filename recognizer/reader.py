@@ -7,7 +7,8 @@ classifier names each crop (face, upright or upside down, or "not an index"), an
 
 The models know indices near upright only, so the reader looks in rotated views of the
 image (:mod:`recognizer.orientation`), in tiles when a photo is far larger than a play
-area, and merges what the views read. Every reading carries a confidence calibrated on
+area, reads a box it is unsure of again at turns between the views (tossed and fanned
+cards each lie at their own angle), and merges what the views read. Every reading carries a confidence calibrated on
 training designs and an ``uncertain`` flag below the trusted threshold.
 """
 
