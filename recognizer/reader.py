@@ -92,6 +92,10 @@ def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[f
     return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
 
 
+def _box_centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
 def _face(p: np.ndarray) -> Card:
     """The face class probabilities ``p`` name most (either orientation)."""
     return FACES[int((p[:N_FACES] + p[N_FACES : 2 * N_FACES]).argmax())]
@@ -381,7 +385,9 @@ class CardReader:
             return []
         probs = self._classify(image_bgr, [(box, angle) for box, _, angle in found])
         out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
-        unsure = [i for i, c in enumerate(out) if _surety(c.probs) < self.refine_below and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
+        place = [tuple(np.round(rotate_points(np.array([_box_centre(c.box)]), -c.angle)[0], 1)) for c in out]
+        sure = {p for p, c in zip(place, out) if _surety(c.probs) >= self.refine_below}  # read surely in some view: no more looks
+        unsure = [i for i, c in enumerate(out) if place[i] not in sure and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
         if unsure:
             asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
             tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
