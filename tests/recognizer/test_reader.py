@@ -49,13 +49,14 @@ def test_reads_a_row_in_a_held_out_design(reader, design, hand):
 @pytest.mark.parametrize("hand", ["7H 8S QD", "3D 8C JS", "2C 5S KD"])
 def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     """The middle card lies 45 degrees off the two upright ones, so 45 degrees off both of
-    the reader's views: read again at turns from them, its two corners are read at its own
-    angle (within the turns' 22.5-degree step and the deskew's degree or two) and count as one card."""
+    the reader's views: a corner read unsurely there is read again at turns from them, at
+    its own angle (within the turns' 22.5-degree step and the deskew's degree or two), and
+    its two corners count as one card."""
     cards = parse_cards(hand)
     reading = CardReader(refine_below=0.9).read(tossed_scene(1, design, cards, angles=(0, 45, 0), height=170)[0])
     assert reading.cards == sorted(cards)
     middle = [d.angle for d in reading.detections if d.card == cards[1]]
-    assert len(middle) == 2 and all(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
+    assert len(middle) == 2 and any(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
 
 
 def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp_path):
