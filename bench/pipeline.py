@@ -48,7 +48,7 @@ from recognizer.training.table_video import TableRenderer  # noqa: E402
 from recognizer.table.watcher import TableWatcher  # noqa: E402
 from web.app.agent.agent import TableAgent  # noqa: E402
 from web.app.agent.demo import FRAME_SIZE as DEMO_FRAME, DemoOptions, card_design  # noqa: E402
-from web.app.agent_cli import frame_size  # noqa: E402
+from recognizer.table.cli import frame_size  # noqa: E402
 from web.app.agent.outbox import Outbox  # noqa: E402
 from web.app.agent.simtable import plan_table  # noqa: E402
 

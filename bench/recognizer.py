@@ -420,15 +420,15 @@ def report_tossed(models: list[Path | None], images: int, seed: int) -> None:
     from recognizer.training.synth.scenes import tossed_scene
 
     designs = held_out_designs()
+    scenes = {}  # drawn once, read by every models folder
+    for design in designs:
+        rng = np.random.default_rng(seed)
+        scenes[design.name] = [tossed_scene(seed * 100_000 + k, design, random_hand(rng, int(rng.integers(2, 5)))) for k in range(images)]
     print(f"exact reads of {images} scenes per held-out design, 2-4 cards apart, each at its own angle in [-60, 60] degrees (seed {seed})")
     print(f"{'models':<32} " + " ".join(f"{d.name[:22]:>22}" for d in designs) + f" {'overall':>8}")
     for folder in models:
         reader = CardReader(folder, threads=1)
-        rates = []
-        for design in designs:
-            rng = np.random.default_rng(seed)
-            scenes = (tossed_scene(seed * 100_000 + k, design, random_hand(rng, int(rng.integers(2, 5)))) for k in range(images))
-            rates.append(sum(reader.read(image).cards == truth for image, truth in scenes) / images)
+        rates = [sum(reader.read(image).cards == truth for image, truth in scenes[d.name]) / images for d in designs]
         print(f"{str(folder or 'committed')[-32:]:<32} " + " ".join(f"{r:>22.2%}" for r in rates) + f" {sum(rates) / len(rates):>8.2%}")
 
 

@@ -89,10 +89,11 @@ class IndexHit:
 
     def centre(self) -> np.ndarray:
         """The box centre in the image's own pixel frame."""
-        return rotate_points(np.array([_centre(self.box)]), -self.angle)[0]
+        return rotate_points(np.array([box_centre(self.box)]), -self.angle)[0]
 
 
-def _centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
+def box_centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
+    """The centre of an axis-aligned box (x0, y0, x1, y1)."""
     return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
 
 

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor, turned_index
-from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices, has_partner, reconcile_corners
+from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
 
@@ -46,8 +46,8 @@ REFINE_TURNS = (-45.0, -22.5, 22.5)
 within 11.25 degrees of square on, whatever its angle."""
 REFINE_FLOOR = 0.8
 """A read at a turn is taken only when at least this sure (:func:`_surety`): the surest of
-three more looks at an unsure box is biased towards a wrong face (a bellot 5 turned
-22.5 degrees reads as a J at 0.6-0.7), and a read this sure is right at any turn."""
+three more looks at an unsure box leans towards a wrong face (a bellot 5 turned 22.5
+degrees reads as a J at 0.6-0.7; recognizer/MODEL.md measures the floor)."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -83,6 +83,12 @@ class Candidate(NamedTuple):
     angle: float
     view: float
 
+    def place(self) -> tuple[float, float]:
+        """The box centre in the image's own pixel frame (a tenth of a pixel): the same for
+        the copies of one box in views a quarter turn apart."""
+        x, y = rotate_points(np.array([box_centre(self.box)]), -self.angle)[0]
+        return round(float(x), 1), round(float(y), 1)
+
 
 def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
     """``box`` of one view in the frame of a view turned ``angle`` degrees further: its
@@ -92,19 +98,15 @@ def _turned_box(box: tuple[float, float, float, float], angle: float) -> tuple[f
     return tuple(float(v) for v in (*pts.min(0), *pts.max(0)))
 
 
-def _box_centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
-    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-
-
 def _face(p: np.ndarray) -> Card:
     """The face class probabilities ``p`` name most (either orientation)."""
-    return FACES[int((p[:N_FACES] + p[N_FACES : 2 * N_FACES]).argmax())]
+    return FACES[int(face_probabilities(p).argmax())]
 
 
 def _surety(p: np.ndarray) -> float:
     """How surely class probabilities ``p`` name one face: its probability (either
     orientation) less that of "not an index"."""
-    return float((p[:N_FACES] + p[N_FACES : 2 * N_FACES]).max() - p[NOT_INDEX])
+    return float(face_probabilities(p).max() - p[NOT_INDEX])
 
 
 def _image_bounds(box: tuple[float, float, float, float], angle: float) -> tuple[float, float, float, float]:
@@ -305,9 +307,9 @@ class CardReader:
     and the classifier names them jokers (measured on training designs: false jokers were
     read at 0.41-0.69 in the median, true ones at 0.77 or more nine times in ten). A box
     read less surely than ``refine_below`` (default: the classifier file's, see
-    :func:`classifier_refine_below`) in its view (an index lying up to 45 degrees off
+    :func:`classifier_refine_below`) in every view (an index lying up to 45 degrees off
     both views, as fanned and tossed cards do) is read again at :data:`REFINE_TURNS` from
-    that view, square on to the index at one of them, and keeps the surest read with the
+    each view, square on to the index at one of them, and keeps the surest read with the
     angle it was read at (:class:`Candidate`), unless that read is a joker: a joker's index
     (a star, the word JOKER) has no upright to find, so its surest turn is any turn, and
     the turns' extra looks at court art are what read as jokers.
@@ -385,9 +387,15 @@ class CardReader:
             return []
         probs = self._classify(image_bgr, [(box, angle) for box, _, angle in found])
         out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
-        place = [tuple(np.round(rotate_points(np.array([_box_centre(c.box)]), -c.angle)[0], 1)) for c in out]
-        sure = {p for p, c in zip(place, out) if _surety(c.probs) >= self.refine_below}  # read surely in some view: no more looks
-        unsure = [i for i, c in enumerate(out) if place[i] not in sure and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
+        if self.refine_below > REFINE_OFF:
+            self._refine(image_bgr, out)
+        return out
+
+    def _refine(self, image_bgr: np.ndarray, out: list[Candidate]) -> None:
+        """Reads each box unsure in every view again at :data:`REFINE_TURNS` from its view,
+        replacing a candidate by a surer read (see the class docstring)."""
+        sure = {c.place() for c in out if _surety(c.probs) >= self.refine_below}  # read surely in some view: no more looks
+        unsure = [i for i, c in enumerate(out) if c.place() not in sure and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
         if unsure:
             asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
             tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
@@ -396,7 +404,6 @@ class CardReader:
                 if _surety(reads[j]) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(reads[j]) not in JOKERS:
                     box, angle = asks[k * len(REFINE_TURNS) + j]
                     out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=reads[j], angle=angle)
-        return out
 
     def _classify(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]]) -> np.ndarray:
         """The class probabilities of each asked crop (a box in the frame of the image turned
@@ -416,8 +423,7 @@ class CardReader:
         det_conf = self.detector.det_conf if det_conf is None else det_conf
         min_conf = self.min_conf if min_conf is None else min_conf
         joker_conf = self.joker_conf if joker_conf is None else joker_conf
-        hits, faces = [], {}
-        views: dict[float, float] = {}  # each read's angle -> the view that found it
+        hits, views, faces = [], [], {}  # views: the view that found each hit
         for box, score, p, angle, view in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
@@ -429,14 +435,14 @@ class CardReader:
                 continue
             hit = IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle)
             hits.append(hit)
-            views[angle] = view
+            views.append(view)
             faces[(hit.box, hit.angle)] = face_probabilities(p, self.temperature)
         weight: dict[float, float] = {}
-        for h in hits:
-            weight[views[h.angle]] = weight.get(views[h.angle], 0.0) + h.conf
+        for h, view in zip(hits, views):
+            weight[view] = weight.get(view, 0.0) + h.conf
         main = max(weight, key=weight.__getitem__, default=0.0)
-        mains = distinct_indices([h for h in hits if views[h.angle] == main])
-        others = distinct_indices([h for h in hits if views[h.angle] != main and h.conf >= self.other_view_conf])
+        mains = distinct_indices([h for h, view in zip(hits, views) if view == main])
+        others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self.other_view_conf])
         hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
         hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])

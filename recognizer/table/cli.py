@@ -40,6 +40,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     render.set_defaults(handler=run_render)
 
 
+def frame_size(text: str) -> tuple[int, int]:
+    """``1920x1080`` -> (1920, 1080): a camera frame size, for ``--size`` and the demo's ``--frame``."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a frame size is WIDTHxHEIGHT, like 1920x1080, got {text!r}") from None
+    if not (320 <= w <= 7680 and 240 <= h <= 4320):
+        raise argparse.ArgumentTypeError(f"frame size {text} is outside 320x240 .. 7680x4320")
+    return w, h
+
+
 def run_watch(args: argparse.Namespace) -> int:
     from .capture import camera_frames, video_frames
     from .layout import load_layout
@@ -83,11 +94,11 @@ def run_render(args: argparse.Namespace) -> int:
     from recognizer.training.table_video import TableRenderer, demo_script
 
     try:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"--size must be WIDTHxHEIGHT, e.g. 1920x1080, got {args.size!r}") from None
-    if width < 320 or height < 240 or args.fps <= 0:
-        raise ValueError(f"frame size {width}x{height} or --fps {args.fps} too small")
+        width, height = frame_size(args.size)
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"--size must be WIDTHxHEIGHT: {e}") from None
+    if args.fps <= 0:
+        raise ValueError(f"--fps {args.fps} must be positive")
     script = demo_script()
     fourcc = cv2.VideoWriter_fourcc(*("mp4v" if args.out.lower().endswith(".mp4") else "MJPG"))
     writer = cv2.VideoWriter(args.out, fourcc, args.fps, (width, height))

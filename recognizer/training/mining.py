@@ -12,10 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from recognizer.crops import turned_index
+from recognizer.crops import Box, turned_index
 from recognizer.orientation import rotate_points
-
-Box = tuple[float, float, float, float]
 
 
 def false_hits(detector, image: np.ndarray, known: Callable[[np.ndarray], bool], views: tuple[float, ...] = (0.0,), most: int = 4,

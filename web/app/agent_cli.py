@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from recognizer.table.cli import frame_size
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     agent = sub.add_parser("agent", help="run a table agent: camera/video/frames (+ RFID) -> events -> the server")
@@ -59,17 +61,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="the simulated camera's frame size (default 1920x1080; at 1280x720 a black suit's "
                            "sign is a few pixels and spades are read as clubs)")
     demo.set_defaults(handler=run_demo)
-
-
-def frame_size(text: str) -> tuple[int, int]:
-    """``1920x1080`` -> (1920, 1080)."""
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a frame size is WIDTHxHEIGHT, like 1920x1080, got {text!r}") from None
-    if not (320 <= w <= 7680 and 240 <= h <= 4320):
-        raise argparse.ArgumentTypeError(f"frame size {text} is outside 320x240 .. 7680x4320")
-    return w, h
 
 
 def run_agent(args: argparse.Namespace) -> int:
