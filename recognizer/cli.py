@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2; 1 ran 2-5x faster on the shared machine under load)")
     t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
     t.add_argument("--distill", type=float, default=1.0, help="with --resume: weight of the installed classifier's outputs on the rendered crops it reads right (default 1; 0: labels only)")
+    t.add_argument("--real-cuts", type=int, default=3, help="with --resume: crops cut of each labelled real index each way up (default 3)")
+    t.add_argument("--augment", action="store_true", help="with --resume: also colour-cast, soften and noise the classifier's crops as they are drawn")
+    t.add_argument("--classifier-widths", metavar="A,B,C", type=_widths, help="with --resume, starting a new folder: the classifier is a fresh network with these block widths (the installed one's: 16,32,64)")
     t.set_defaults(handler=train)
 
     b = sub.add_parser("blend-classifiers", help="one index classifier whose logits are the weighted sum of several (needs the 'train' extra)")
@@ -147,7 +150,8 @@ def train(args: argparse.Namespace) -> int:
         from recognizer.training.chunks import DEFAULT_DIR, ChunkConfig, run_chunk
 
         resume = Path(args.resume).resolve() if args.resume else DEFAULT_DIR
-        cfg = ChunkConfig(resume, args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight, args.distill, args.render_jokers)
+        cfg = ChunkConfig(resume, args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight, args.distill, args.render_jokers,
+                          args.real_cuts, args.augment, args.classifier_widths)
         chunk = run_chunk(cfg, " ".join(sys.argv))
         print(json.dumps(chunk, indent=1))
         return 0
@@ -163,6 +167,17 @@ def train(args: argparse.Namespace) -> int:
         training.install_models(detector, classifier)
         print(f"installed into {training.PACKAGE_MODELS}")
     return 0
+
+
+def _widths(text: str) -> tuple[int, int, int]:
+    """``A,B,C`` as three positive block widths, or an error naming what was wrong."""
+    try:
+        widths = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        widths = ()
+    if len(widths) != 3 or min(widths) < 1:
+        raise argparse.ArgumentTypeError(f"--classifier-widths must be three positive whole numbers like 24,48,96, got {text!r}")
+    return widths
 
 
 def _member(text: str) -> tuple[Path, float]:

@@ -88,6 +88,19 @@ class ChunkConfig:
     render_jokers: int = 0
     """Rendered scenes more whose hands hold jokers, for either stage (:func:`render_classifier_set`,
     :func:`render_detector_set`)."""
+    real_cuts: int = 3
+    """Crops cut of each labelled real index each way up (:func:`real_crops`' ``per_box``)."""
+    augment: bool = False
+    """Whether the classifier's crops are also blurred, noised and colour-cast as they are
+    drawn (:func:`photometric`): a network shown the same real crops epoch after epoch
+    learns them by heart (chunk 20: 99.99 % of its real training crops, 86.7 % of the held-out ones)."""
+    widths: tuple[int, int, int] | None = None
+    """A new folder's classifier starts as a fresh network of these block widths instead of
+    the installed classifier (:class:`~recognizer.training.classifier_net.IndexClassifier`)."""
+
+    def __post_init__(self) -> None:
+        if self.real_cuts < 1:
+            raise ValueError(f"real cuts must be at least 1, got {self.real_cuts}")
 
     @property
     def data(self) -> Path:
@@ -103,9 +116,11 @@ def _weights(ref: str, work: Path) -> Path:
     return (work / ref).resolve()
 
 
-def _load_state(work: Path, seed: int) -> dict:
+def _load_state(work: Path, seed: int, widths: tuple[int, int, int] | None = None) -> dict:
     path = work / STATE
     if path.exists():
+        if widths is not None:
+            raise ValueError(f"{work} holds a classifier to continue already: a fresh network's widths only start a new folder")
         state = json.loads(path.read_text())
         if state["seed"] != seed:
             raise ValueError(f"{work} was started with --seed {state['seed']}, not {seed}: resume with the same seed")
@@ -113,7 +128,21 @@ def _load_state(work: Path, seed: int) -> dict:
             if not _weights(state[stage], work).is_file():
                 raise ValueError(f"{work}/{STATE} continues the {stage} from {state[stage]}, which is missing: commit or restore it")
         return state
-    return {"seed": seed, "chunks": [], "detector": _ref(PACKAGE_MODELS / "index-detector.pt", work), "classifier": _ref(PACKAGE_MODELS / "index-classifier.pt", work)}
+    classifier = PACKAGE_MODELS / "index-classifier.pt" if widths is None else _fresh_classifier(work, seed, widths)
+    return {"seed": seed, "chunks": [], "detector": _ref(PACKAGE_MODELS / "index-detector.pt", work), "classifier": _ref(classifier, work)}
+
+
+def _fresh_classifier(work: Path, seed: int, widths: tuple[int, int, int]) -> Path:
+    """A new network of ``widths``, initialised from ``seed``, saved where the folder's
+    chunks keep their classifier: what the first chunk continues from."""
+    import torch
+
+    from recognizer.training.classifier_net import IndexClassifier, save_classifier
+
+    torch.manual_seed(seed)
+    folder = work / "classifier"
+    save_classifier(IndexClassifier(widths), folder)
+    return folder / "index-classifier.pt"
 
 
 def _save_state(work: Path, state: dict) -> None:
@@ -217,7 +246,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
         out = {}
         for name, photos in (("real", train), ("real_val", val)):
             if photos:
-                out[f"{name}_x"], out[f"{name}_y"], unknown = real_crops(photos, cfg.seed + (name == "real_val"), classifier, detector)
+                out[f"{name}_x"], out[f"{name}_y"], unknown = real_crops(photos, cfg.seed + (name == "real_val"), classifier, detector, per_box=cfg.real_cuts)
                 print(f"{name}: {len(out[name + '_y'])} crops from {len(photos)} photos ({unknown} labelled boxes without an angle left out)", flush=True)
         return out
 
@@ -229,7 +258,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
     drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}"
-    return {**_cached(cfg.data / "classifier-real.npz", real, key), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
+    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
@@ -251,6 +280,27 @@ def teacher_targets(x: np.ndarray, y: np.ndarray, threads: int) -> tuple[np.ndar
     name = session.get_inputs()[0].name
     logits = np.concatenate([session.run(None, {name: to_tensor(x[i : i + 1024])})[0] for i in range(0, len(x), 1024)]) if len(x) else np.zeros((0, 1), np.float32)
     return logits.astype(np.float32), logits.argmax(1) == y if len(x) else np.zeros(0, bool)
+
+
+def photometric(xb, gen, share: float = 0.3):
+    """Crops ``xb`` (N x 3 x H x W in [0, 1]) as other cameras and lights would show them:
+    each with chance ``share`` colour-cast (a gain per channel), softened (cut to 40-80 %
+    of its size and scaled back: a smaller or blurred index) and noised, independently."""
+    import torch
+    import torch.nn.functional as F
+
+    n, _, h, w = xb.shape
+    pick = lambda: torch.rand(n, generator=gen) < share  # noqa: E731
+    cast = torch.where(pick()[:, None, None, None], torch.empty(n, 3, 1, 1).uniform_(0.8, 1.2, generator=gen), torch.ones(n, 3, 1, 1))
+    xb = xb * cast
+    soft = pick()
+    if soft.any():
+        scale = float(torch.empty(1).uniform_(0.4, 0.8, generator=gen))
+        small = F.interpolate(xb[soft], size=(max(4, round(h * scale)), max(4, round(w * scale))), mode="bilinear", align_corners=False)
+        xb = xb.clone()
+        xb[soft] = F.interpolate(small, size=(h, w), mode="bilinear", align_corners=False)
+    noise = torch.where(pick()[:, None, None, None], torch.empty(n, 1, 1, 1).uniform_(0.01, 0.05, generator=gen), torch.zeros(n, 1, 1, 1))
+    return (xb + noise * torch.randn(xb.shape, generator=gen)).clamp(0, 1)
 
 
 def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int = 128, temperature: float = 2.0) -> dict:
@@ -301,6 +351,8 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
             idx = perm[i : i + batch]
             xb = torch.from_numpy(to_tensor(x[idx]))
             xb = (xb * torch.empty(len(xb), 1, 1, 1).uniform_(0.7, 1.3, generator=gen) + torch.empty(len(xb), 1, 1, 1).uniform_(-0.15, 0.15, generator=gen)).clamp(0, 1)
+            if cfg.augment:
+                xb = photometric(xb, gen)
             logits = net(xb)
             loss = loss_fn(logits, torch.from_numpy(y[idx]))
             mask = torch.from_numpy(taught[idx])
@@ -409,7 +461,7 @@ def _only_chunk(work: Path):
 
 
 def _run_chunk(cfg: ChunkConfig, command: str) -> dict:
-    state = _load_state(cfg.work, cfg.seed)
+    state = _load_state(cfg.work, cfg.seed, cfg.widths)
     deadline = time.monotonic() + cfg.minutes * 60
     if cfg.stage in ("all", "classifier"):  # the data is drawn once, in the first chunk's time
         classifier_data(cfg, state)

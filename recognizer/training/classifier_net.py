@@ -16,9 +16,18 @@ from torch import nn
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES
 
 WIDTHS = (16, 32, 64)
+"""The channels of the three conv blocks (the installed classifier's; a network can be
+built wider, :class:`IndexClassifier`)."""
 HIDDEN = 192
-FLAT = WIDTHS[2] * (CROP_H // 8) * (CROP_W // 8)
-"""Features one member's conv blocks hand its head: (channels) x (the crop / 8)."""
+
+
+def flat(widths: tuple[int, int, int] = WIDTHS) -> int:
+    """Features the conv blocks hand the head: (last block's channels) x (the crop / 8)."""
+    return widths[2] * (CROP_H // 8) * (CROP_W // 8)
+
+
+FLAT = flat()
+"""Features one blend member's conv blocks hand its head."""
 
 
 def _block(cin: int, cout: int) -> nn.Sequential:
@@ -33,15 +42,22 @@ def _block(cin: int, cout: int) -> nn.Sequential:
     )
 
 
-def _features() -> nn.Sequential:
-    return nn.Sequential(_block(3, WIDTHS[0]), _block(WIDTHS[0], WIDTHS[1]), _block(WIDTHS[1], WIDTHS[2]))
+def _features(widths: tuple[int, int, int] = WIDTHS) -> nn.Sequential:
+    return nn.Sequential(_block(3, widths[0]), _block(widths[0], widths[1]), _block(widths[1], widths[2]))
 
 
 class IndexClassifier(nn.Module):
-    def __init__(self) -> None:
+    """One network; ``widths`` (kept in the state dict as a buffer, so a file says how to
+    rebuild it: :func:`load_classifier`) are its blocks' channels. Twice the widths cost
+    about four times the multiply-adds a crop."""
+
+    def __init__(self, widths: tuple[int, int, int] = WIDTHS) -> None:
         super().__init__()
-        self.features = _features()
-        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.2), nn.Linear(FLAT, HIDDEN), nn.ReLU(inplace=True), nn.Linear(HIDDEN, N_CLASSES))
+        if len(widths) != 3 or min(widths) < 1:
+            raise ValueError(f"a classifier needs three positive block widths, got {widths}")
+        self.register_buffer("widths", torch.tensor(widths))
+        self.features = _features(widths)
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.2), nn.Linear(flat(widths), HIDDEN), nn.ReLU(inplace=True), nn.Linear(HIDDEN, N_CLASSES))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))
@@ -94,7 +110,11 @@ class BlendedClassifier(nn.Module):
 def load_classifier(path: Path) -> nn.Module:
     """The classifier whose state dict ``path`` holds: a plain one, or a blend (it names its members)."""
     state = torch.load(path, map_location="cpu")
-    net = BlendedClassifier(int(state["members"])) if "members" in state else IndexClassifier()
+    if "members" in state:
+        net = BlendedClassifier(int(state["members"]))
+    else:
+        state.setdefault("widths", torch.tensor(WIDTHS))  # written before networks were built wider
+        net = IndexClassifier(tuple(int(w) for w in state["widths"]))
     net.load_state_dict(state)
     return net
 
@@ -119,5 +139,7 @@ def blend_files(members: list[tuple[Path, float]], folder: Path) -> Path:
         net = load_classifier(path)
         if not isinstance(net, IndexClassifier):
             raise ValueError(f"{path} is a blend already: name its members instead")
+        if tuple(net.widths.tolist()) != WIDTHS:
+            raise ValueError(f"{path} is {tuple(net.widths.tolist())} wide: a blend's members are {WIDTHS} wide")
         nets.append(net)
     return save_classifier(BlendedClassifier.of(nets, [w for _, w in members]), folder)
