@@ -240,16 +240,39 @@ def _explained(box: tuple[float, float, float, float], angle: float, hits: list[
     return any(float(np.hypot(*(probe.centre() - h.centre()))) < 0.5 * max(probe.size, h.size) for h in hits)
 
 
+def _detector_input(session, path: Path) -> tuple[tuple[int, int], int]:
+    """The detector's input (height, width) and, for one exported with free height and width
+    (ultralytics' ``dynamic=True``), the stride its sides must be multiples of (0 when fixed):
+    both from the size and stride ultralytics writes into the file's metadata."""
+    shape = session.get_inputs()[0].shape
+    if all(isinstance(d, int) for d in shape[2:]):
+        return (int(shape[2]), int(shape[3])), 0
+    meta = session.get_modelmeta().custom_metadata_map
+    try:
+        size = json.loads(meta["imgsz"])
+        return (int(size[0]), int(size[1])), int(meta["stride"])
+    except (KeyError, ValueError, TypeError, IndexError) as err:
+        raise ValueError(f"{path}: a detector with free input sides must name its imgsz and stride in its metadata, as ultralytics' export does ({err!r})") from None
+
+
 class IndexDetector:
     """The one-class corner-index detector alone (the reader's first stage; training also
     runs it to find the false hits the classifier must learn to reject)."""
 
     def __init__(self, path: Path, det_conf: float = 0.15, nms_iou: float = 0.4, threads: int = 1) -> None:
         self.session = _session(Path(path), threads)
-        shape = self.session.get_inputs()[0].shape
-        self.size = (int(shape[2]), int(shape[3]))  # (height, width)
+        self.size, self.stride = _detector_input(self.session, Path(path))
         self.det_conf = det_conf
         self.nms_iou = nms_iou
+
+    def canvas(self, height: int, width: int) -> tuple[int, int]:
+        """The network input (height, width) for an image scaled to ``height`` x ``width``
+        within :attr:`size`: the whole size for a detector exported at a fixed one, else
+        the scaled image padded up to the detector's stride only. A 600 x 260 play area
+        then costs a 320 x 144 input, not a 320 x 320 one mostly padding."""
+        if not self.stride:
+            return self.size
+        return (min(self.size[0], -(-height // self.stride) * self.stride), min(self.size[1], -(-width // self.stride) * self.stride))
 
     def detect(self, image: np.ndarray, angle: float = 0.0) -> list[tuple[tuple[float, float, float, float], float]]:
         """Index boxes (x0, y0, x1, y1) with their scores, after NMS: in ``image`` pixels, or
@@ -262,6 +285,7 @@ class IndexDetector:
         if angle:
             small_turn, size = rotation(small.shape, angle)
             small = cv2.warpAffine(small, small_turn, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(114, 114, 114))
+        th, tw = self.canvas(small.shape[0], small.shape[1])
         nh, nw = min(th, small.shape[0]), min(tw, small.shape[1])
         top, left = (th - nh) // 2, (tw - nw) // 2
         canvas = np.full((th, tw, 3), 114, np.uint8)
