@@ -9,7 +9,7 @@
     .venv/bin/python bench/recognizer.py --tossed [--images 80] [--models A --models B]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
-    .venv/bin/python bench/recognizer.py --speed [--images 200]
+    .venv/bin/python bench/recognizer.py --speed [--images 200] [--models DIR --models DIR]
     .venv/bin/python bench/recognizer.py --deck NAME --design DESIGN [--data DIR] [--images 300]
 
 Every report compares the reader's settings side by side in one run: ``upright`` (one
@@ -61,8 +61,9 @@ deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the com
 classifier and with the enrolled one, side by side (target: >= 99.5% exact).
 ``--calibrate`` chooses the reader's confidence threshold on training designs.
 ``--speed`` times reads of play-area crops the size the table reads (600 x 260 px: a
-300 x 130 mm area at 2 px/mm) in CPU milliseconds of the reading process (target <= 30
-ms on one core; CPU time, not wall time, so a busy shared machine does not inflate it).
+300 x 130 mm area at 2 px/mm) and of phone-photo-sized scenes (378 x 504 px) in CPU
+milliseconds of the reading process (target <= 30 ms on one core; CPU time, not wall
+time, so a busy shared machine does not inflate it), per ``--models`` folder side by side.
 
 ``--choose-thresholds`` is how the reader's runtime settings were chosen: exact-multiset
 accuracy over a grid of detector score, classifier floor and classifier views on scenes of the *training*
@@ -336,17 +337,31 @@ def report_enrolled(models: Path | None, deck: str, design_name: str, data: Path
 TABLE_CROP = (600, 260)
 
 
-def report_speed(models: Path | None, images: int, seed: int) -> None:
+PHOTO = (378, 504)
+"""A phone photo's size as the issue's new user read them (portrait)."""
+
+
+def report_speed(models: list[Path | None], images: int, seed: int) -> None:
+    """CPU ms per read of play-area crops and of phone-photo-sized scenes, per models folder
+    (each image read by every folder in turn, so the machine's load falls on all alike),
+    with each folder's mean against the first's."""
     designs = list(HELD_OUT_PROCEDURAL)
-    crops = [render_scene(seed * 100_000 + k, designs[k % len(designs)], size=TABLE_CROP).image for k in range(images)]
-    print(f"CPU ms per read of a {TABLE_CROP[0]} x {TABLE_CROP[1]} px play-area crop, {images} rendered crops, one thread")
-    for name, reader in readers(models).items():
-        times = []
-        for image in crops:
-            t0 = time.process_time()
-            reader.read(image)
-            times.append(time.process_time() - t0)
-        print(f"{name:<10} mean {1000 * np.mean(times):.1f} ms, p95 {1000 * np.percentile(times, 95):.1f} ms (target <= 30 ms)")
+    print(f"CPU ms per read, {images} rendered images of each size, one thread, per models folder and reader setting (target <= 30 ms)")
+    built = {f"{m or 'committed'} {name}": reader for m in models for name, reader in readers(m).items()}
+    for size, what in ((TABLE_CROP, "play-area crop"), (PHOTO, "phone photo")):
+        scenes = [render_scene(seed * 100_000 + k, designs[k % len(designs)], size=size).image for k in range(images)]
+        times = {name: [] for name in built}
+        for image in scenes:
+            for name, reader in built.items():
+                t0 = time.process_time()
+                reader.read(image)
+                times[name].append(time.process_time() - t0)
+        first = {}
+        for name, ts in times.items():
+            setting = name.rsplit(" ", 1)[1]
+            first.setdefault(setting, np.mean(ts))
+            print(f"{size[0]} x {size[1]} px {what:<15} {name[-50:]:<50} mean {1000 * np.mean(ts):5.1f} ms, p95 {1000 * np.percentile(ts, 95):5.1f} ms, "
+                  f"{np.mean(ts) / first[setting]:.2f} x the first folder's")
 
 
 def real_photos(folder: Path, split: str) -> list:
@@ -570,7 +585,7 @@ def main() -> None:
             ap.error("--deck needs --design (the rendered design it was enrolled from)")
         report_enrolled(args.models, args.deck, args.design, args.data, args.images, args.seed)
     elif args.speed:
-        report_speed(args.models, args.images, args.seed)
+        report_speed(all_models, args.images, args.seed)
     elif args.calibrate:
         calibrate(args.models, args.images)
     elif args.rotation:

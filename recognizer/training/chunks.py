@@ -370,7 +370,7 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
     torch.save({"optimizer": opt.state_dict()}, ckpt)
     save_classifier(net, folder)
     state["classifier"] = _ref(folder / "index-classifier.pt", cfg.work)
-    return {"stage": "classifier", "init": init, "optimizer": "resumed" if resumed else "fresh", "distill": cfg.distill, "seconds": round(time.monotonic() - start),
+    return {"stage": "classifier", "init": init, "optimizer": "resumed" if resumed else "fresh", "distill": cfg.distill, "augment": cfg.augment, "real_cuts": cfg.real_cuts, "seconds": round(time.monotonic() - start),
             "epochs": epochs, "steps": steps, "crops": len(x), "mined_with": mined_with, "accuracy_before": before, "accuracy_after": after}
 
 
@@ -419,7 +419,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     weights = cfg.data / "runs" / run / "weights" / "best.pt"
     folder = cfg.work / "detector"
     folder.mkdir(exist_ok=True)
-    onnx = Path(YOLO(str(weights)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=False))
+    onnx = Path(YOLO(str(weights)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=True))
     shutil.copyfile(weights, folder / "index-detector.pt")
     shutil.copyfile(onnx, folder / "index-detector.onnx")
     (folder / "index-detector.json").write_text(json.dumps({"quarter_turns": True}) + "\n")  # the reader then looks once (recognizer.reader.detector_turns)

@@ -126,7 +126,7 @@ def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None
         verbose=False,
     )
     best = work / "runs" / "detector" / "weights" / "best.pt"
-    onnx = YOLO(str(best)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=False)
+    onnx = YOLO(str(best)).export(format="onnx", imgsz=DETECTOR_SIZE, opset=17, simplify=False, dynamic=True)
     return Path(onnx)
 
 

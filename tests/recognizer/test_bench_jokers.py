@@ -60,3 +60,18 @@ def test_tossed_scenes_give_one_rate_per_design_and_overall(bench, capsys):
     rates = [float(v.rstrip("%")) for v in row.split()[1:]]
     assert len(rates) == len(designs) + 1 and all(r in (0.0, 50.0, 100.0) for r in rates[:-1])
     assert rates[-1] == pytest.approx(sum(rates[:-1]) / len(designs), abs=0.01)
+
+
+def test_speed_reads_both_sizes_with_every_folder_side_by_side(bench, capsys):
+    from recognizer.reader import MODELS
+
+    bench.report_speed([None, MODELS], images=2, seed=7)
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 2 * 2 * len(bench.SETTINGS)  # two sizes, two folders, every reader setting
+    assert sum("600 x 260" in r for r in rows) == sum("378 x 504" in r for r in rows) == 2 * len(bench.SETTINGS)
+    for row in rows:
+        mean = float(re.search(r"mean +([0-9.]+) ms", row).group(1))
+        ratio = float(re.search(r"([0-9.]+) x the first", row).group(1))
+        assert mean > 0 and ratio > 0
+    firsts = [r for r in rows if "committed" in r]
+    assert all("1.00 x the first" in r for r in firsts)

@@ -69,3 +69,47 @@ def test_a_second_chunk_continues_from_the_first_and_a_clone_from_what_git_keeps
     (work / "classifier" / "index-classifier.pt").unlink()  # a state whose weights were not committed
     assert main(args + ["--chunk-minutes", "0.05"]) == 2
     assert "classifier/index-classifier.pt, which is missing" in capsys.readouterr().err
+
+
+def test_a_new_folder_can_start_from_a_fresh_wider_network_and_only_a_new_one(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    from recognizer.training.classifier_net import IndexClassifier, load_classifier
+
+    work = tmp_path / "wide"
+    args = ["train-recognizer", "--no-decks", "--resume", str(work), "--stage", "classifier", "--real", str(FIXTURE), "--render-scenes", "6", "--seed", "4",
+            "--chunk-minutes", "0.05", "--augment", "--real-cuts", "1"]
+    assert main(args + ["--classifier-widths", "8,8,16"]) == 0
+    chunk = json.loads((work / "state.json").read_text())["chunks"][0]["stages"][0]
+    assert chunk["init"] == "classifier/index-classifier.pt" and chunk["steps"] >= 1
+    net = load_classifier(work / "classifier" / "index-classifier.pt")
+    assert isinstance(net, IndexClassifier) and net.widths.tolist() == [8, 8, 16]
+    assert net.features[2][3].out_channels == 16
+    assert chunk["augment"] is True and chunk["real_cuts"] == 1
+    with np.load(work / "data" / "classifier-real.npz") as data:
+        one_cut = len(data["real_y"])
+    assert main(args + ["--classifier-widths", "8,8,16"]) == 2  # the folder holds a network to continue
+    assert "only start a new folder" in capsys.readouterr().err
+    assert main(args) == 0  # continued as it is, without the widths
+    assert load_classifier(work / "classifier" / "index-classifier.pt").widths.tolist() == [8, 8, 16]
+    assert main(args[:-1] + ["2"]) == 0  # two cuts of each index: the real crops cut again
+    with np.load(work / "data" / "classifier-real.npz") as data:
+        assert len(data["real_y"]) > one_cut
+    for bad in ("8,8", "8,x,8", "0,8,8"):
+        with pytest.raises(SystemExit):
+            main(args + ["--classifier-widths", bad])
+        assert "three positive whole numbers" in capsys.readouterr().err
+    assert torch.equal(load_classifier(PACKAGE_MODELS / "index-classifier.pt").members, torch.tensor(2))  # the installed blend loads as before
+
+
+def test_photometric_changes_crops_as_a_camera_would_and_keeps_them_crops():
+    torch = pytest.importorskip("torch")
+    from recognizer.training.chunks import photometric
+
+    xb = torch.rand(64, 3, 48, 32)
+    out = photometric(xb, torch.Generator().manual_seed(1), share=1.0)
+    assert out.shape == xb.shape and float(out.min()) >= 0 and float(out.max()) <= 1
+    assert bool((out - xb).abs().flatten(1).amax(1).gt(0.01).all())  # every crop changed
+    assert torch.equal(out, photometric(xb, torch.Generator().manual_seed(1), share=1.0))  # the generator decides
+    assert torch.equal(photometric(xb, torch.Generator().manual_seed(1), share=0.0), xb)
+    soft = photometric(torch.rand(8, 3, 48, 32), torch.Generator().manual_seed(2), share=1.0)
+    assert float(soft.diff(dim=3).abs().mean()) < 0.3  # softened: neighbouring pixels closer than noise's ~0.33
