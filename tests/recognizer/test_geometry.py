@@ -45,6 +45,16 @@ def test_far_or_upward_pairs_do_not_merge():
     assert len(cards_from_indices([up("KD", 10), down("KD", 900, 300)])) == 2
 
 
+def test_a_cards_corners_read_in_a_frame_turned_off_the_card_count_once():
+    # The reader's second look reads an index up to ~50 degrees off its own upright, so the
+    # far corner can lie straight right of the first (a card read 55 degrees off), or a
+    # little past straight down, in the frame it was read in; seen so in realtrain's photos.
+    assert cards_from_indices([up("7H", 10, 10), down("7H", 60, 12)]) == [parse_card("7H")]
+    assert cards_from_indices([up("7H", 10, 10), down("7H", 5, 80)]) == [parse_card("7H")]
+    # Up and to the right is no card's far corner, whatever the frame.
+    assert len(cards_from_indices([up("7H", 10, 60), down("7H", 60, 20)])) == 2
+
+
 def test_result_is_sorted_by_rank_then_suit():
     hits = [up("AS", 10), up("3C", 40), up("3H", 70), up("BJ", 100)]
     assert cards_from_indices(hits) == sorted(parse_card(c) for c in ("AS", "3C", "3H", "BJ"))
