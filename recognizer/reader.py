@@ -272,9 +272,9 @@ class IndexDetector:
     def canvas(self, height: int, width: int) -> tuple[int, int]:
         """The network input (height, width) for an image scaled to ``height`` x ``width``
         within :attr:`size`: the whole size for a detector exported at a fixed one, else
-        the scaled image with :data:`CANVAS_MARGIN` round it, padded up to the detector's
-        stride. A 600 x 260 play area then costs a 320 x 176 input, not a 320 x 320 one
-        mostly padding."""
+        the scaled image with :data:`CANVAS_MARGIN` round it where the size leaves room,
+        padded up to the detector's stride. A 600 x 260 play area then costs a 320 x 176
+        input, not a 320 x 320 one mostly padding."""
         if not self.stride:
             return self.size
         m = 2 * CANVAS_MARGIN
