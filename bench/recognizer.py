@@ -347,21 +347,20 @@ def report_speed(models: list[Path | None], images: int, seed: int) -> None:
     with each folder's mean against the first's."""
     designs = list(HELD_OUT_PROCEDURAL)
     print(f"CPU ms per read, {images} rendered images of each size, one thread, per models folder and reader setting (target <= 30 ms)")
-    built = {f"{m or 'committed'} {name}": reader for m in models for name, reader in readers(m).items()}
+    built = {(str(m or "committed"), setting): reader for m in models for setting, reader in readers(m).items()}
     for size, what in ((TABLE_CROP, "play-area crop"), (PHOTO, "phone photo")):
         scenes = [render_scene(seed * 100_000 + k, designs[k % len(designs)], size=size).image for k in range(images)]
-        times = {name: [] for name in built}
+        times = {key: [] for key in built}
         for image in scenes:
-            for name, reader in built.items():
+            for key, reader in built.items():
                 t0 = time.process_time()
                 reader.read(image)
-                times[name].append(time.process_time() - t0)
-        first = {}
-        for name, ts in times.items():
-            setting = name.rsplit(" ", 1)[1]
+                times[key].append(time.process_time() - t0)
+        first = {}  # reader setting -> the first folder's mean
+        for (folder, setting), ts in times.items():
             first.setdefault(setting, np.mean(ts))
-            print(f"{size[0]} x {size[1]} px {what:<15} {name[-50:]:<50} mean {1000 * np.mean(ts):5.1f} ms, p95 {1000 * np.percentile(ts, 95):5.1f} ms, "
-                  f"{np.mean(ts) / first[setting]:.2f} x the first folder's")
+            print(f"{size[0]} x {size[1]} px {what:<15} {folder[-40:]:<40} {setting:<10} mean {1000 * np.mean(ts):5.1f} ms, "
+                  f"p95 {1000 * np.percentile(ts, 95):5.1f} ms, {np.mean(ts) / first[setting]:.2f} x the first folder's")
 
 
 def real_photos(folder: Path, split: str) -> list:

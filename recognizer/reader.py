@@ -284,9 +284,8 @@ class IndexDetector:
         """Index boxes (x0, y0, x1, y1) with their scores, after NMS: in ``image`` pixels, or
         with an ``angle`` in the frame of ``image`` turned by that many degrees about its
         origin (OpenCV's sense; :func:`recognizer.orientation.rotation`)."""
-        th, tw = self.size
         turn, (iw, ih) = rotation(image.shape, angle)
-        s = min(th / ih, tw / iw)
+        s = min(self.size[0] / ih, self.size[1] / iw)
         small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
         if angle:
             small_turn, size = rotation(small.shape, angle)

@@ -284,8 +284,9 @@ def teacher_targets(x: np.ndarray, y: np.ndarray, threads: int) -> tuple[np.ndar
 
 def photometric(xb, gen, share: float = 0.3):
     """Crops ``xb`` (N x 3 x H x W in [0, 1]) as other cameras and lights would show them:
-    each with chance ``share`` colour-cast (a gain per channel), softened (cut to 40-80 %
-    of its size and scaled back: a smaller or blurred index) and noised, independently."""
+    each with chance ``share`` colour-cast (a gain per channel), softened (cut to a size
+    drawn once per batch, 40-80 %, and scaled back: a smaller or blurred index) and noised,
+    independently."""
     import torch
     import torch.nn.functional as F
 

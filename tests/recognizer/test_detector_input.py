@@ -1,5 +1,5 @@
-"""A detector exported with free input sides is fed the image padded to its stride only,
-and finds the same boxes as the same network fed the padded square."""
+"""A detector exported with free input sides is fed the image with a margin of grey,
+padded to its stride, and finds the same boxes as the same network fed the padded square."""
 
 import onnx
 import pytest
@@ -29,7 +29,7 @@ def _iou(a, b):
     return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
-def test_the_installed_detector_takes_free_sides_and_pads_a_play_area_to_its_stride_only():
+def test_the_installed_detector_takes_free_sides_and_pads_a_play_area_with_a_margin_to_its_stride():
     detector = IndexDetector(MODELS / "index-detector.onnx")
     assert detector.stride and detector.size == (320, 320)
     assert detector.canvas(139, 320) == (176, 320)  # a 600 x 260 play area scaled into 320, 16 px of grey above and below
@@ -39,7 +39,7 @@ def test_the_installed_detector_takes_free_sides_and_pads_a_play_area_to_its_str
 
 @pytest.mark.parametrize("angle", [0.0, 90.0, 30.0])
 @pytest.mark.parametrize("seed", [3, 4])
-def test_the_stride_padded_input_finds_the_boxes_the_square_one_finds(tmp_path, seed, angle):
+def test_the_margin_and_stride_padded_input_finds_the_boxes_the_square_one_finds(tmp_path, seed, angle):
     free = IndexDetector(MODELS / "index-detector.onnx")
     square = IndexDetector(_variant(tmp_path, "square.onnx", _fixed_square))
     assert square.stride == 0 and square.canvas(139, 320) == (320, 320)
@@ -47,7 +47,7 @@ def test_the_stride_padded_input_finds_the_boxes_the_square_one_finds(tmp_path, 
     got, want = free.detect(image, angle), square.detect(image, angle)
     assert len(want) >= 3
     sure = [box for box, score in want if score >= 0.5]
-    for box in sure:  # each box the square input finds surely, the stride-padded one finds where it lies
+    for box in sure:  # each box the square input finds surely, the smaller input finds where it lies
         assert max(_iou(box, other) for other, _ in got) > 0.8, (box, got)
     assert abs(len(got) - len(want)) <= max(1, len(want) // 5)
 
