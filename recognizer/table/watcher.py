@@ -244,7 +244,7 @@ class TableWatcher:
                         continue
                     obs = replace(obs, type="take_back")
                 self._last_seen = (obs.type, seat)
-                events.append(obs.to_json(self._save_crop(area, obs.frame, seat)))
+                events.append(obs.to_json(self._save_crop(area, obs.frame, seat, obs.type)))
             self._forget_crops(area)
         return events
 
@@ -288,12 +288,15 @@ class TableWatcher:
             area.crops[first] = crop
         return area.reading[0]
 
-    def _save_crop(self, area: _Area, frame: int, seat: str) -> str | None:
+    def _save_crop(self, area: _Area, frame: int, seat: str, kind: str) -> str | None:
+        """The area crop of ``frame`` in a file of its own for one observation of ``kind``: a
+        play and a token laid together are two observations dated by one frame, and the agent
+        takes each file away as it keeps it (one file for both left the second without)."""
         crop = area.crops.get(frame)
         if self.crops_dir is None or crop is None:
             return None
         self.crops_dir.mkdir(parents=True, exist_ok=True)
-        path = self.crops_dir / f"{frame:06d}_{seat}.png"
+        path = self.crops_dir / f"{frame:06d}_{seat}_{kind}.png"
         cv2.imwrite(str(path), crop)
         return str(path)
 

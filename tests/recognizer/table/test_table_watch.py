@@ -7,6 +7,7 @@ counts as a play, tokens, calibration — not card reading.
 """
 
 from collections import Counter
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -88,6 +89,19 @@ def test_plays_carry_their_area_crop_as_evidence(demo):
     for path, event in zip(crops, [e for e in events if e["type"] == "play"]):
         assert f"{event['evidence']['frame']:06d}_{event['seat']}" in path
         assert cv2.imread(path).shape == (260, 600, 3)
+
+
+def test_a_play_and_a_token_seen_at_one_frame_keep_a_crop_each(tmp_path):
+    # The segmenter dates a play and a pass token that settle together by one frame; the
+    # agent reads each observation's crop file and deletes it, so each needs its own.
+    watcher = TableWatcher(TruthReaders().by_seat(), crops_dir=tmp_path)
+    area = watcher.areas["W"]
+    area.crops[412] = np.full((260, 600, 3), 90, np.uint8)
+    paths = [watcher._save_crop(area, 412, "W", kind) for kind in ("play", "pass")]
+    assert len(set(paths)) == 2 and all("000412_W" in p for p in paths)
+    for path in paths:
+        assert cv2.imread(path).shape == (260, 600, 3)
+        Path(path).unlink()  # as the agent keeps it
 
 
 def test_a_longer_stable_time_needs_longer_stillness():
