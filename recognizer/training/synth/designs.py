@@ -69,7 +69,7 @@ class ProceduralDesign:
     diamond_w: float
     club_r: float
     court_palette: tuple[tuple[int, int, int], ...]
-    joker_style: int  # 0: stacked JOKER letters, 1: a star, 2: the word JOKER turned sideways, 3: the word across, 4: a star cut out of a disc
+    joker_style: int  # 0: stacked JOKER letters, 1: a star, 2: the word JOKER turned sideways, 3: the word across, 4: a star cut out of a disc, 5: a star in a ring
     ttf: str | None = None  # an outline font file for the glyphs instead of ``font`` (training designs)
 
     def render(self, card: Card, height_px: int) -> np.ndarray:
@@ -84,9 +84,10 @@ def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...]
 
     ``fonts`` (outline font files, see :mod:`recognizer.training.synth.fonts`) asks for the wider
     variety of training designs: most then print their glyphs in one of these fonts, and
-    a quarter print the joker index as the word JOKER across the corner, and half of those
-    with a star print it as a badge instead (a star cut out of a disc: decks print an
-    emblem in light on dark as often as in dark on light). These are drawn
+    a quarter print the joker index as the word JOKER across the corner, and of those
+    with a star a third print it as a badge instead (a star cut out of a disc: decks print an
+    emblem in light on dark as often as in dark on light) and a third inside a thin ring
+    (an emblem framed, its tips near the frame). These are drawn
     after every other choice, so a seed's design is otherwise the same as without fonts
     (the named and held-out designs never change).
     """
@@ -124,8 +125,8 @@ def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...]
     if fonts:
         ttf = fonts[int(rng.integers(len(fonts)))] if rng.random() < 0.75 else None
         design = replace(design, ttf=ttf, joker_style=3 if rng.random() < 0.25 else design.joker_style)
-        if design.joker_style == 1 and rng.random() < 0.5:
-            design = replace(design, joker_style=4)
+        if design.joker_style == 1:
+            design = replace(design, joker_style=int(rng.choice((1, 4, 5))))
     return design
 
 
@@ -222,9 +223,9 @@ def _index_layout(design: ProceduralDesign, card: Card, height_px: int) -> list[
     x0, y0 = design.margin_x * W, design.margin_y * H
     if is_joker(card):
         letter_h = design.rank_h * H * 0.5
-        if design.joker_style in (1, 4):
+        if design.joker_style in (1, 4, 5):
             s = design.rank_h * H * 1.1
-            return [("star" if design.joker_style == 1 else "badge", x0, y0, s, s)]
+            return [({1: "star", 4: "badge", 5: "ring"}[design.joker_style], x0, y0, s, s)]
         if design.joker_style == 2:
             return [("word", x0, y0, letter_h * 1.2, letter_h * 5.2)]
         if design.joker_style == 3:
@@ -267,14 +268,23 @@ def _draw_index(layer: np.ndarray, design: ProceduralDesign, card: Card, height_
         elif kind == "word":
             word = _text_mask("JOKER", design, round(w), round(h))
             _stamp(layer, cv2.rotate(word, cv2.ROTATE_90_CLOCKWISE), round(x), round(y), colour)
-        else:  # a star, or a badge: the star cut out of a disc
-            t = np.linspace(0, 2 * math.pi, 11)[:-1] - math.pi / 2
-            r = np.where(np.arange(10) % 2 == 0, 0.5, 0.22) * (0.8 if kind == "badge" else 1.0)
-            star = np.stack([(0.5 + r * np.cos(t)) * w, (0.5 + r * np.sin(t)) * h], 1)
-            if kind == "badge":
-                disc = np.linspace(0, 2 * math.pi, 48)
-                _fill(layer, [np.stack([(0.5 + 0.5 * np.cos(disc)) * w, (0.5 + 0.5 * np.sin(disc)) * h], 1)], x, y, colour)
-            _fill(layer, [star], x, y, design.paper if kind == "badge" else colour)
+        else:  # a star, a badge (the star cut out of a disc) or a star in a ring
+            _draw_star(layer, kind, x, y, w, h, colour, design.paper)
+
+
+def _draw_star(layer: np.ndarray, kind: str, x: float, y: float, w: float, h: float, colour: tuple[int, int, int], paper: tuple[int, int, int]) -> None:
+    """A five-pointed star filling the box; ``badge`` cuts it in paper out of a disc of
+    ``colour``, ``ring`` draws it smaller inside a thin circle (its tips just short of the ring)."""
+    t = np.linspace(0, 2 * math.pi, 11)[:-1] - math.pi / 2
+    r = np.where(np.arange(10) % 2 == 0, 0.5, 0.22) * {"star": 1.0, "badge": 0.8, "ring": 0.78}[kind]
+    star = np.stack([(0.5 + r * np.cos(t)) * w, (0.5 + r * np.sin(t)) * h], 1)
+    a = np.linspace(0, 2 * math.pi, 48)
+    circle = lambda radius: np.stack([(0.5 + radius * np.cos(a)) * w, (0.5 + radius * np.sin(a)) * h], 1)  # noqa: E731
+    if kind in ("badge", "ring"):
+        _fill(layer, [circle(0.5)], x, y, colour)
+    if kind == "ring":
+        _fill(layer, [circle(0.44)], x, y, paper)
+    _fill(layer, [star], x, y, paper if kind == "badge" else colour)
 
 
 def _draw_centre(img: np.ndarray, design: ProceduralDesign, card: Card, rng: np.random.Generator) -> None:

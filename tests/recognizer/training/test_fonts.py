@@ -61,22 +61,34 @@ def test_outline_font_index_box_holds_ink(name):
     assert checked >= 3
 
 
+def _joker_index_ink(design, points_at):
+    """Whether the big joker's index of ``design`` (drawn 400 px high) is inked at the points
+    ``points_at(cx, cy, w, h)`` gives, from the index's centre and inner size."""
+    img = card_image(BJ, design, 400)
+    x0, y0, x1, y1 = design.index_box(BJ, 400)
+    pad = 0.01 * 400
+    points = points_at((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0 - 2 * pad, y1 - y0 - 2 * pad)
+    return [int(np.abs(img[round(y), round(x), :3].astype(int) - np.array(design.paper)).sum()) > 120 for x, y in points]
+
+
+def _circle(f, angles):
+    return lambda cx, cy, w, h: [(cx + f * w * np.cos(a), cy + f * h * np.sin(a)) for a in angles]
+
+
 @needs_fonts
-def test_badge_jokers_are_a_light_star_cut_out_of_a_dark_disc():
-    """Some training decks print the joker's emblem in light on dark (style 4): the centre of
-    the index is the paper, its rim the joker's colour; a plain star (style 1) is inked at
-    its centre."""
+def test_star_jokers_come_plain_as_a_badge_or_in_a_ring():
+    """Decks print the joker's star emblem in dark on light (style 1), in light cut out of a
+    dark disc (style 4) or framed by a thin ring (style 5): the centre of the index is inked
+    but for the badge; the rim all round is inked for the badge and the ring, not for the plain
+    star; between the ring's star and its rim lies paper."""
     styles = {}
     for seed in range(300):
         design = procedural_design(seed, fonts=FONTS)
         styles.setdefault(design.joker_style, design)
-    assert {1, 4} <= set(styles)
-    for style, centre_inked in ((1, True), (4, False)):
-        design = styles[style]
-        img = card_image(BJ, design, 400)
-        x0, y0, x1, y1 = (int(round(v)) for v in design.index_box(BJ, 400))
-        cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
-        ink = lambda x, y: int(np.abs(img[y, x, :3].astype(int) - np.array(design.paper)).sum()) > 120  # noqa: E731
-        assert ink(cx, cy) == centre_inked, f"style {style}"
-        rim = [(cx + round(0.4 * (x1 - x0 - 8) * np.cos(a)), cy + round(0.4 * (y1 - y0 - 8) * np.sin(a))) for a in np.linspace(0, 6.28, 8, endpoint=False)]
-        assert (sum(ink(x, y) for x, y in rim) >= 6) == (style == 4), f"style {style}"
+    assert {1, 4, 5} <= set(styles)
+    rim = _circle(0.47, np.linspace(0, 2 * np.pi, 8, endpoint=False))
+    for style, centre_inked, rim_inked in ((1, True, False), (4, False, True), (5, True, True)):
+        assert _joker_index_ink(styles[style], _circle(0, [0])) == [centre_inked], f"style {style}"
+        assert (sum(_joker_index_ink(styles[style], rim)) >= 6) == rim_inked, f"style {style}"
+    valleys = _circle(0.41, np.linspace(0, 2 * np.pi, 5, endpoint=False) - np.pi / 2 + np.pi / 5)
+    assert sum(_joker_index_ink(styles[5], valleys)) <= 1, "the ring's star touches its ring"
