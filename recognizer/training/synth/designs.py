@@ -79,13 +79,17 @@ class ProceduralDesign:
         return _index_box(self, card, height_px)
 
 
+_STAR_JOKERS = {1: "star", 4: "badge", 5: "ring"}
+"""The joker styles that print a star emblem, and how (see ``_draw_star``)."""
+
+
 def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...] = ()) -> ProceduralDesign:
     """The design drawn from ``seed``: the same seed always gives the same deck.
 
     ``fonts`` (outline font files, see :mod:`recognizer.training.synth.fonts`) asks for the wider
     variety of training designs: most then print their glyphs in one of these fonts, and
     a quarter print the joker index as the word JOKER across the corner, and of those
-    with a star a third print it as a badge instead (a star cut out of a disc: decks print an
+    with a star, a third print it as a badge instead (a star cut out of a disc: decks print an
     emblem in light on dark as often as in dark on light) and a third inside a thin ring
     (an emblem framed, its tips near the frame). These are drawn
     after every other choice, so a seed's design is otherwise the same as without fonts
@@ -126,7 +130,7 @@ def procedural_design(seed: int, name: str | None = None, fonts: tuple[str, ...]
         ttf = fonts[int(rng.integers(len(fonts)))] if rng.random() < 0.75 else None
         design = replace(design, ttf=ttf, joker_style=3 if rng.random() < 0.25 else design.joker_style)
         if design.joker_style == 1:
-            design = replace(design, joker_style=int(rng.choice((1, 4, 5))))
+            design = replace(design, joker_style=int(rng.choice(tuple(_STAR_JOKERS))))
     return design
 
 
@@ -223,9 +227,9 @@ def _index_layout(design: ProceduralDesign, card: Card, height_px: int) -> list[
     x0, y0 = design.margin_x * W, design.margin_y * H
     if is_joker(card):
         letter_h = design.rank_h * H * 0.5
-        if design.joker_style in (1, 4, 5):
+        if design.joker_style in _STAR_JOKERS:
             s = design.rank_h * H * 1.1
-            return [({1: "star", 4: "badge", 5: "ring"}[design.joker_style], x0, y0, s, s)]
+            return [(_STAR_JOKERS[design.joker_style], x0, y0, s, s)]
         if design.joker_style == 2:
             return [("word", x0, y0, letter_h * 1.2, letter_h * 5.2)]
         if design.joker_style == 3:
@@ -275,15 +279,17 @@ def _draw_index(layer: np.ndarray, design: ProceduralDesign, card: Card, height_
 def _draw_star(layer: np.ndarray, kind: str, x: float, y: float, w: float, h: float, colour: tuple[int, int, int], paper: tuple[int, int, int]) -> None:
     """A five-pointed star filling the box; ``badge`` cuts it in paper out of a disc of
     ``colour``, ``ring`` draws it smaller inside a thin circle (its tips just short of the ring)."""
-    t = np.linspace(0, 2 * math.pi, 11)[:-1] - math.pi / 2
-    r = np.where(np.arange(10) % 2 == 0, 0.5, 0.22) * {"star": 1.0, "badge": 0.8, "ring": 0.78}[kind]
-    star = np.stack([(0.5 + r * np.cos(t)) * w, (0.5 + r * np.sin(t)) * h], 1)
-    a = np.linspace(0, 2 * math.pi, 48)
-    circle = lambda radius: np.stack([(0.5 + radius * np.cos(a)) * w, (0.5 + radius * np.sin(a)) * h], 1)  # noqa: E731
+
+    def polar(radius: np.ndarray | float, angles: np.ndarray) -> np.ndarray:
+        return np.stack([(0.5 + radius * np.cos(angles)) * w, (0.5 + radius * np.sin(angles)) * h], 1)
+
+    tips = np.linspace(0, 2 * math.pi, 11)[:-1] - math.pi / 2
+    star = polar(np.where(np.arange(10) % 2 == 0, 0.5, 0.22) * {"star": 1.0, "badge": 0.8, "ring": 0.78}[kind], tips)
+    around = np.linspace(0, 2 * math.pi, 48)
     if kind in ("badge", "ring"):
-        _fill(layer, [circle(0.5)], x, y, colour)
+        _fill(layer, [polar(0.5, around)], x, y, colour)
     if kind == "ring":
-        _fill(layer, [circle(0.44)], x, y, paper)
+        _fill(layer, [polar(0.44, around)], x, y, paper)
     _fill(layer, [star], x, y, paper if kind == "badge" else colour)
 
 

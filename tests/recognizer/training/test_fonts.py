@@ -61,14 +61,14 @@ def test_outline_font_index_box_holds_ink(name):
     assert checked >= 3
 
 
-def _joker_index_ink(design, points_at):
-    """Whether the big joker's index of ``design`` (drawn 400 px high) is inked at the points
-    ``points_at(cx, cy, w, h)`` gives, from the index's centre and inner size."""
+def _joker_index_ink(design):
+    """For the big joker of ``design`` (drawn once, 400 px high): whether its index is inked
+    at the points ``points_at(cx, cy, w, h)`` gives, from the index's centre and inner size."""
     img = card_image(BJ, design, 400)
     x0, y0, x1, y1 = design.index_box(BJ, 400)
     pad = 0.01 * 400
-    points = points_at((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0 - 2 * pad, y1 - y0 - 2 * pad)
-    return [int(np.abs(img[round(y), round(x), :3].astype(int) - np.array(design.paper)).sum()) > 120 for x, y in points]
+    centre_and_size = ((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0 - 2 * pad, y1 - y0 - 2 * pad)
+    return lambda points_at: [int(np.abs(img[round(y), round(x), :3].astype(int) - np.array(design.paper)).sum()) > 120 for x, y in points_at(*centre_and_size)]
 
 
 def _circle(f, angles):
@@ -87,8 +87,9 @@ def test_star_jokers_come_plain_as_a_badge_or_in_a_ring():
         styles.setdefault(design.joker_style, design)
     assert {1, 4, 5} <= set(styles)
     rim = _circle(0.47, np.linspace(0, 2 * np.pi, 8, endpoint=False))
+    ink = {style: _joker_index_ink(styles[style]) for style in (1, 4, 5)}
     for style, centre_inked, rim_inked in ((1, True, False), (4, False, True), (5, True, True)):
-        assert _joker_index_ink(styles[style], _circle(0, [0])) == [centre_inked], f"style {style}"
-        assert (sum(_joker_index_ink(styles[style], rim)) >= 6) == rim_inked, f"style {style}"
+        assert ink[style](_circle(0, [0])) == [centre_inked], f"style {style}"
+        assert (sum(ink[style](rim)) >= 6) == rim_inked, f"style {style}"
     valleys = _circle(0.41, np.linspace(0, 2 * np.pi, 5, endpoint=False) - np.pi / 2 + np.pi / 5)
-    assert sum(_joker_index_ink(styles[5], valleys)) <= 1, "the ring's star touches its ring"
+    assert sum(ink[5](valleys)) <= 1, "the ring's star touches its ring"
