@@ -329,8 +329,11 @@ class CardReader:
     more than :data:`TILE_ABOVE` times ``tile`` pixels long is also read in ``tile``-sized
     pieces (``tile=0``: never); a table's play-area crop is far smaller. The view
     whose reads add up to the most confidence is the main one; another view adds only
-    reads of at least ``other_view_conf`` where the main view read nothing (a view turned
-    a quarter off the cards reads their art and pips as indices, unsurely). A joker needs
+    reads of at least ``other_view_conf`` where the main view read nothing, jokers only of
+    at least ``other_view_joker_conf`` (a view turned a quarter off the cards reads their
+    art and printed words as indices, unsurely, and as jokers most of all; a real card
+    lying a quarter off the main view is often read right in the other below 0.85:
+    recognizer/MODEL.md measures both floors). A joker needs
     ``joker_conf``, or its card's other corner read as the same joker where a card's far
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
@@ -354,7 +357,8 @@ class CardReader:
         threads: int = 1,
         passes: int = 2,
         deskew: bool = True,
-        other_view_conf: float = 0.85,
+        other_view_conf: float = 0.6,
+        other_view_joker_conf: float = 0.85,
         joker_conf: float = 0.6,
         confident: float = CONFIDENT,
         classifier: Path | None = None,
@@ -377,6 +381,7 @@ class CardReader:
         self.passes = passes
         self.deskew = deskew
         self.other_view_conf = other_view_conf
+        self.other_view_joker_conf = other_view_joker_conf
         self.joker_conf = joker_conf
         self.confident = confident
         self.tile = tile
@@ -471,7 +476,7 @@ class CardReader:
             weight[view] = weight.get(view, 0.0) + h.conf
         main = max(weight, key=weight.__getitem__, default=0.0)
         mains = distinct_indices([h for h, view in zip(hits, views) if view == main])
-        others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self.other_view_conf])
+        others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self._other_view_floor(h.card)])
         hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
         hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])
@@ -484,6 +489,11 @@ class CardReader:
         unexplained = max((score for box, score, _, angle, _ in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
         confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
         return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
+
+    def _other_view_floor(self, card: Card) -> float:
+        """How sure a read outside the main view must be to count: surer for a joker, the
+        face a turned view reads court art and printed words as."""
+        return self.other_view_joker_conf if card in JOKERS else self.other_view_conf
 
     def read(self, image_bgr: np.ndarray) -> AreaReading:
         """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""

@@ -185,6 +185,23 @@ def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
+def test_another_view_adds_a_face_read_fairly_surely_but_a_joker_only_surely(reader):
+    """The main view reads two cards; a card lying a quarter off it is read in the other
+    view at 0.7: kept as a face, dropped as a joker (court art and printed words in a view
+    turned off the cards read as jokers), kept as a joker at 0.9."""
+    main = [Candidate((10.0, 10.0, 20.0, 40.0), 0.9, _probs("7H", 0.99), 0.0, 0.0), Candidate((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.97), 0.0, 0.0)]
+    turned = (100.0, 10.0, 130.0, 20.0)  # in the frame of the view a quarter turn on
+
+    def other(card, conf):
+        return reader.reading(main + [Candidate(turned, 0.9, _probs(card, conf), 90.0, 90.0)]).cards
+
+    assert other("QD", 0.7) == parse_cards("7H 8S QD")
+    assert other("QD", 0.5) == parse_cards("7H 8S")
+    assert other("BJ", 0.7) == parse_cards("7H 8S")
+    assert other("BJ", 0.9) == parse_cards("7H 8S BJ")
+    assert CardReader(other_view_conf=0.85).reading(main + [Candidate(turned, 0.9, _probs("QD", 0.7), 90.0, 90.0)]).cards == parse_cards("7H 8S")
+
+
 def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
     sure = [Candidate((10.0, 10.0, 20.0, 40.0), 0.9, _probs("7H", 0.99), 0.0, 0.0), Candidate((40.0, 10.0, 50.0, 40.0), 0.9, _probs("8S", 0.97), 0.0, 0.0)]
     reading = reader.reading(sure)
