@@ -344,7 +344,11 @@ class CardReader:
     each view, square on to the index at one of them, and keeps the surest read with the
     angle it was read at (:class:`Candidate`), unless that read is a joker: a joker's index
     (a star, the word JOKER) has no upright to find, so its surest turn is any turn, and
-    the turns' extra looks at court art are what read as jokers.
+    the turns' extra looks at court art are what read as jokers. A joker read less than
+    ``joker_scale`` the size of the other indices read beside it (their median longer
+    side) is dropped too: small printed words (a maker's address on an ace) read as jokers,
+    and a deck's joker index is about as large as its ranks' (the word across, the
+    smallest, about the size of a rank over its suit; recognizer/MODEL.md).
     """
 
     def __init__(
@@ -360,6 +364,7 @@ class CardReader:
         other_view_conf: float = 0.6,
         other_view_joker_conf: float = 0.85,
         joker_conf: float = 0.6,
+        joker_scale: float = 0.5,
         confident: float = CONFIDENT,
         classifier: Path | None = None,
         tile: int = 640,
@@ -383,6 +388,7 @@ class CardReader:
         self.other_view_conf = other_view_conf
         self.other_view_joker_conf = other_view_joker_conf
         self.joker_conf = joker_conf
+        self.joker_scale = joker_scale
         self.confident = confident
         self.tile = tile
         self.refine_below = classifier_refine_below(classifier_file) if refine_below is None else refine_below
@@ -479,6 +485,7 @@ class CardReader:
         others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self._other_view_floor(h.card)])
         hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
         hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
+        hits = self._jokers_to_scale(hits)
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])
         detections = sorted(
             (Detection(h.card, h.conf, _image_bounds(h.box, h.angle), round(h.upright_angle, 1)) for h in hits),
@@ -489,6 +496,15 @@ class CardReader:
         unexplained = max((score for box, score, _, angle, _ in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
         confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
         return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
+
+    def _jokers_to_scale(self, hits: list[IndexHit]) -> list[IndexHit]:
+        """``hits`` less the jokers smaller than ``joker_scale`` of the other indices' median
+        size (all of them where no other index was read: nothing to measure against)."""
+        sizes = [h.size for h in hits if h.card not in JOKERS]
+        if not sizes:
+            return hits
+        floor = self.joker_scale * float(np.median(sizes))
+        return [h for h in hits if h.card not in JOKERS or h.size >= floor]
 
     def _other_view_floor(self, card: Card) -> float:
         """How sure a read outside the main view must be to count: surer for a joker, the

@@ -185,6 +185,20 @@ def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
+def test_a_joker_far_smaller_than_the_indices_beside_it_is_printed_text(reader):
+    """A maker's address under an ace's index reads as a joker: a third of the index's size,
+    it is dropped; a joker two thirds the size of the ranks beside it, or alone, is read."""
+    ace = Candidate((10.0, 10.0, 40.0, 70.0), 0.9, _probs("AS", 0.95), 0.0, 0.0)  # 60 px tall
+
+    def beside(box):
+        return reader.reading([ace, Candidate(box, 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards
+
+    assert beside((60.0, 80.0, 80.0, 88.0)) == parse_cards("AS")  # 20 px long
+    assert beside((60.0, 80.0, 100.0, 92.0)) == parse_cards("AS SJ")  # 40 px: a word across
+    assert reader.reading([Candidate((60.0, 80.0, 80.0, 88.0), 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("SJ")
+    assert CardReader(joker_scale=0.0).reading([ace, Candidate((60.0, 80.0, 80.0, 88.0), 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("AS SJ")
+
+
 def test_another_view_adds_a_face_read_fairly_surely_but_a_joker_only_surely(reader):
     """The main view reads two cards; a card lying a quarter off it is read in the other
     view at 0.7: kept as a face, dropped as a joker (court art and printed words in a view
