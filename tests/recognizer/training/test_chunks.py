@@ -98,7 +98,7 @@ def test_a_new_folder_can_start_from_a_fresh_wider_network_and_only_a_new_one(tm
         with pytest.raises(SystemExit):
             main(args + ["--classifier-widths", bad])
         assert "three positive whole numbers" in capsys.readouterr().err
-    assert torch.equal(load_classifier(PACKAGE_MODELS / "index-classifier.pt").members, torch.tensor(2))  # the installed blend loads as before
+    assert torch.equal(load_classifier(PACKAGE_MODELS / "index-classifier.pt").members, torch.tensor(3))  # the installed blend of three loads as before
 
 
 def test_photometric_changes_crops_as_a_camera_would_and_keeps_them_crops():
