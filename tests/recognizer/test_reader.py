@@ -52,7 +52,7 @@ def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     the reader's views: a corner read unsurely there is read again at turns from them, at
     its own angle (within the turns' 22.5-degree step and the deskew's degree or two), and
     its two corners count as one card. Unsure here is below 0.99: the installed classifier
-    reads some of these corners at 0.93 already, 45 degrees off, and is then not asked again."""
+    reads one such card's corners 0.93 surely already, 45 degrees off, and is then not asked again."""
     cards = parse_cards(hand)
     reading = CardReader(refine_below=0.99).read(tossed_scene(1, design, cards, angles=(0, 45, 0), height=170)[0])
     assert reading.cards == sorted(cards)
