@@ -7,6 +7,7 @@ not these records.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -113,6 +114,14 @@ class DealState:
         """Count ``cards`` as laid by a read in question: they do not count towards two of each."""
         for card in cards:
             self.doubted_faces[card] = self.doubted_faces.get(card, 0) + 1
+
+    def raise_table_read(self) -> None:
+        """An item now questions the read on the table (laid with nothing raised): its faces
+        stop counting towards two of each, and its cards stop counting as gone from its
+        seat's hand, so the seat laying them again is not a second item about one misread."""
+        self.doubt(self.table_cards)
+        if self.camera_reads and self.camera_reads[-1].seat == self.table_seat:
+            self.camera_reads[-1] = dataclasses.replace(self.camera_reads[-1], raised=True)
 
     def active(self, seat: Seat) -> bool:
         return seat not in self.out

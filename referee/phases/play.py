@@ -128,7 +128,12 @@ class PlayRules(Phase):
         when the context rules its alternatives out, and asked about only when it cannot.
         One misread raises at most one item: a read that fails only to beat a table that was
         itself read doubtfully suspects the two reads once, and not at all when the table's
-        read is already in question."""
+        read is already in question. An impossible read with no possible reading nearby stands
+        as a flagged play would (the next seat to act tells whether its cards went back) when
+        the rules of play rule it out, since a breach looks just like that; when only what
+        could be laid at all rules it out (a card the seat does not hold), cards were laid that
+        the camera misread, so the play is laid as read, with no combination to beat, and
+        whoever acts next is judged as after any play."""
         seat = event.seat
         records: list[Verdict] = []
         if deal.turn is not None and seat != deal.turn:
@@ -166,7 +171,7 @@ class PlayRules(Phase):
         best = weighing.best()
         if best is None and read.fails_to_beat and deal.table_doubt == "read":
             deal.doubted.update((seat, deal.table_seat))
-            deal.doubt(deal.table_cards)  # the table's read is now in question too
+            deal.raise_table_read()  # the table's read is now in question too
             records.append(_suspect_read(
                 deal, event, {"read": [card_name(c) for c in event.cards],
                               "table": [card_name(c) for c in deal.table_cards]},
@@ -181,10 +186,11 @@ class PlayRules(Phase):
         records.append(_suspect_read(deal, event, weighing.readings(), f"{read.excluded_by}; {taken}",
                                      {"what": "impossible_read",
                                       "taken": _names(best.candidate.cards) if best else None}))
-        if best is None:
+        if best is None and not read.unlayable:  # a breach looks like this: the cards may go back
             return records + self._stand(deal, seat, event.cards, event.t, event.declared, "raised", event.id)
+        laid = best or read  # what nobody could have laid is the camera's mistake: the cards stay laid
         return records + self._missing_report(deal, event.t) + \
-            self._lay(deal, seat, best.candidate.cards, best.reading, event.t, "raised", event.id)
+            self._lay(deal, seat, laid.candidate.cards, laid.reading, event.t, "raised", event.id)
 
     @staticmethod
     def _back_in(deal: DealState, seat: Seat, cards: int) -> None:

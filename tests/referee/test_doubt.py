@@ -223,6 +223,21 @@ def test_a_card_an_earlier_read_in_question_laid_raises_no_second_item():
     assert [r.get("reason") for r in s.records if r["type"] == "review"] == ["low_confidence"]
 
 
+def test_a_table_read_put_in_question_by_the_next_play_is_not_named_again_when_its_card_is_laid():
+    """N's 3C read surely as AC; W's 6C then fails to beat it: one item about the two reads.
+    When N lays its real AC later, that read does not name the earlier one again."""
+    s = Script()
+    s.quick_deal(hands={"S": ["5S", "9D", "9H"], "E": ["8S", "8C", "3D"], "N": ["3C", "AC", "4H"],
+                        "W": ["6C", "QD", "QS"]}, first_leader="N")
+    s("play", seat="N", cards=["AC"], id="n1", **CAMERA)  # N laid 3C
+    two = s("play", seat="W", cards=["6C"], id="w1", **CAMERA)
+    assert [(r["type"], r["detail"]["what"]) for r in two] == [("review", "two_reads")]
+    for seat in "SE":
+        s("pass", seat=seat)
+    s("play", seat="N", cards=["AC"], id="n2", **CAMERA)  # N beats W's 6C with its real AC
+    assert [r for r in s.records if r["type"] == "review"] == two and s.deal.counts["N"] == 1
+
+
 def test_with_known_hands_a_card_the_seat_does_not_hold_is_taken_as_seen_but_never_laid():
     s = Script()
     s.quick_deal(hands={"S": ["5S", "9D"], "E": ["6S", "8C"], "N": ["JS", "JD"], "W": ["QS", "QD"]})
@@ -234,6 +249,29 @@ def test_with_known_hands_a_card_the_seat_does_not_hold_is_taken_as_seen_but_nev
     assert s.deal.counts["E"] == 1 and [card_name(c) for c in s.deal.hands["E"]] == ["8C"]
     s("play", seat="N", cards=["JS"], **CAMERA)  # the table plays on: no further item about a read
     assert [r for r in s.records if r.get("reason") == "suspect_read"] == out
+
+
+def test_a_read_nothing_nearby_makes_layable_stays_laid_and_the_seat_acting_again_is_out_of_turn():
+    """A full house read with a card its seat was never dealt (3C read as 5S) and no reading
+    the deal leaves: the cards were laid, so the play stays on the table; the same seat
+    passing next is out of turn (a real breach), and the trick is still that seat's."""
+    s = Script()
+    s.quick_deal(hands={"S": ["4H", "4D", "4C", "JH", "JD", "9S"], "E": ["3S", "3C", "6S", "6H", "6C", "5H"],
+                        "N": ["KS", "KD"], "W": ["QS", "QD"]})
+    s("play", seat="S", cards=["4H", "4D", "4C", "JH", "JD"], **CAMERA)
+    out = s("play", seat="E", cards=["3S", "5S", "6S", "6H", "6C"], id="e1", source="camera", confidence=0.8,
+            alternatives=[{"cards": ["3S", "5S", "6S", "6H", "6D"], "p": 0.1}])
+    assert [(r["type"], r.get("reason")) for r in out if r.get("rule") != "R1"] == [("review", "suspect_read")]
+    assert "E does not hold 5S" in out[0]["message"] and "taken as read" in out[0]["message"]
+    assert s.deal.counts["E"] == 1 and s.deal.table_seat == "E" and s.deal.turn == "N"
+    passed = s("pass", seat="E")  # E passes where N is due
+    assert [(r["rule"], r["seat"], r["detail"]["what"]) for r in passed if r["type"] == "flag"] == \
+        [("P4", "E", "passed_out_of_turn")]
+    for seat in "NWS":
+        s("pass", seat=seat)
+    assert s.deal.turn == "E" and s.deal.leading
+    s("play", seat="E", cards=["5H"], **CAMERA)  # E leads its last card: no flag about the play
+    assert [f for f in s.flags() if f[0] != "R1"] == [("P4", "E")]
 
 
 def _known_hands() -> Script:
