@@ -17,7 +17,7 @@ import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
-from .cards import COPIES, Card, card_name, cards_name
+from .cards import COPIES, Card, card_name, cards_name, rank_of, suit_of
 from .combos import CombType, Reading, default_reading
 from .events import Play
 from .seats import Seat
@@ -35,6 +35,8 @@ class Candidate:
     """The reader's probability; ``None`` for a reading the reader did not list."""
     doubled: bool = False
     """A face read once taken twice: two equal cards overlapping show one index."""
+    swapped: bool = False
+    """A face the seat does not hold taken as one it does (:func:`_swapped`)."""
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,12 @@ def is_doubtful(play: Play, confirmed: frozenset[str]) -> bool:
 def candidates(play: Play, hand: Counter | None = None) -> list[Candidate]:
     """The read, then the reader's alternatives (most likely first), then each face read
     once doubled (two equal cards overlapping show one index pair), then, with the seat's
-    ``hand`` known, the read without the cards the hand does not hold (a card seen that was
-    never laid). Without a hand a read with a card too many is not guessed at: taking a card
-    away changes the seat's count, which a wrong guess would carry to the end of the deal;
-    such a read stands as read and is asked about."""
+    ``hand`` known, a face the hand does not hold read in place of one it does
+    (:func:`_swapped`), then the read without the cards the hand does not hold (a card seen
+    that was never laid). A face read wrong comes before a card never laid: it keeps the
+    count the camera saw, and a count guessed wrong is carried to the end of the deal (the
+    seat goes out a play early or late). Without a hand a read with a card too many is not
+    guessed at; such a read stands as read and is asked about."""
     read_p = 1.0 if play.confidence is None else play.confidence
     out = [Candidate("read", play.cards, read_p)]
     out += [Candidate(f"alternative {i}", alt.cards, alt.p) for i, alt in enumerate(play.alternatives or (), 1)]
@@ -83,10 +87,30 @@ def candidates(play: Play, hand: Counter | None = None) -> list[Candidate]:
             out.append(Candidate(f"two {card_name(face)} counted once", doubled, None, doubled=True))
             listed.add(doubled)
     if hand is not None:
+        out += _swapped(counts, hand, listed)
         kept = tuple((counts & hand).elements())
         if kept and len(kept) < len(play.cards) and tuple(sorted(kept)) not in listed:
             phantom = tuple((counts - Counter(kept)).elements())
             out.append(Candidate(f"without {cards_name(phantom)}, not in {play.seat}'s hand", kept, None))
+    return out
+
+
+def _swapped(counts: Counter, hand: Counter, listed: set[tuple[Card, ...]]) -> list[Candidate]:
+    """A read with one face its seat does not hold: that face read in place of each face the
+    seat holds beside the rest of the read, the most alike first (same rank, then same suit).
+    Weighing keeps the possible ones (:data:`SWAPS` at most)."""
+    missing = counts - hand
+    if sum(missing.values()) != 1:
+        return []
+    (face,) = missing
+    rest = counts - missing
+    held_faces = sorted(hand - rest, key=lambda c: (rank_of(c) != rank_of(face), suit_of(c) != suit_of(face), c))
+    out = []
+    for other in held_faces:
+        cards = tuple(sorted((rest + Counter((other,))).elements()))
+        if cards not in listed:
+            out.append(Candidate(f"{card_name(other)} read as {card_name(face)}", cards, None, swapped=True))
+            listed.add(cards)
     return out
 
 
@@ -258,6 +282,13 @@ class Weighing:
         return out
 
 
+SWAPS = 3
+"""The most faces read in place of others that a weighing keeps: beyond a few, which face it
+was is anyone's guess, and a review offering them all would bury the read."""
+
+
 def weigh(deal: DealState, play: Play, table: Reading | None) -> Weighing:
-    return Weighing(tuple(judge(deal, play.seat, c, play.declared, table, play.min_cards)
-                          for c in candidates(play, held(deal, play.seat))), play.min_cards)
+    judged = [judge(deal, play.seat, c, play.declared, table, play.min_cards)
+              for c in candidates(play, held(deal, play.seat))]
+    swaps = [j for j in judged if j.candidate.swapped and j.possible][:SWAPS]
+    return Weighing(tuple(j for j in judged if not j.candidate.swapped or j in swaps), play.min_cards)

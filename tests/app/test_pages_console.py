@@ -506,3 +506,4 @@ def test_the_consoles_evidence_and_readings_are_in_the_readers_words(app, post_e
     with app.test_request_context():
         session["lang"] = "zh"
         assert flags.reading_label("two SJ counted once") == "两张小王重叠算作一张"
+        assert flags.reading_label("8C read as 6D") == "♣8被识别为♦6"

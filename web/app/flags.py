@@ -157,12 +157,15 @@ def claim_window(record: dict, state: dict, passes: int) -> dict:
 
 def reading_label(name: str) -> str:
     """A review's reading named as the referee reads it: the read, the table's read, the
-    reader's alternative N, two equal cards counted once, the read without cards its seat
-    does not hold, or a source (camera, RFID). The engine names them in English
+    reader's alternative N, two equal cards counted once, a face the seat holds read as one
+    it does not, the read without cards its seat does not hold, or a source (camera, RFID). The engine names them in English
     (``referee.doubt.candidates``): each is said again here in the reader's language."""
     two = re.fullmatch(r"two (\S+) counted once", name)
     if two:
         return t("flags.two_counted_once", card=messages.card_word(two.group(1)))
+    swapped = re.fullmatch(r"(\S+) read as (\S+)", name)
+    if swapped:
+        return t("flags.swapped", held=messages.card_word(swapped.group(1)), read=messages.card_word(swapped.group(2)))
     unheld = re.fullmatch(r"without (.+), not in (\S+)'s hand", name)
     if unheld:
         return t("flags.without_unheld", cards=messages.cards_word(unheld.group(1).split()),
