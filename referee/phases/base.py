@@ -178,6 +178,12 @@ class Phase(ABC):
         """:mod:`.results`: the deal is over by the counts, but one of them rests on a read
         in question, so it waits for the table to show it (the last play swept, a new deal)."""
 
+    @staticmethod
+    @abstractmethod
+    def _last_play_went_out(deal: DealState) -> bool:
+        """:mod:`.results`: nobody followed the last play, whose seat a read in question left
+        holding cards, and with it out the deal would be over: it went out."""
+
     @abstractmethod
     def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
         """:mod:`.results`: end the deal in progress, which the table shows is over, in the

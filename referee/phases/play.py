@@ -305,7 +305,9 @@ class PlayRules(Phase):
         are played); the referee's records are not changed by a player tidying the area,
         nor by the cards of a deal's (or the session's) last play swept once it is over.
         A deal over by the counts that waits on a read in question is over when its last
-        play is swept: had the count been wrong, the next seat would have acted."""
+        play is swept: had the count been wrong, the next seat would have acted. So is one
+        whose last play's seat a read in question left holding cards, when that seat sweeps
+        it with nobody acting and its going out would end the deal (:meth:`_last_play_went_out`)."""
         session = self.session
         deal = None if session is None or session.over else session.deal
         if deal is None or deal.phase == DealPhase.OVER:
@@ -315,8 +317,8 @@ class PlayRules(Phase):
             self.session.deal = standing.before
             return self._clock_flags(event.t)
         records = self._clock_flags(event.t)
-        if self._end_waits(deal):  # the last play swept with nobody acting: the deal is over
-            return records + self._end_as_the_table_shows(event.t)
+        if self._end_waits(deal) or (event.seat == deal.table_seat and self._last_play_went_out(deal)):
+            return records + self._end_as_the_table_shows(event.t)  # the last play swept with nobody acting
         return records
 
     @staticmethod

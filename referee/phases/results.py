@@ -19,7 +19,10 @@ def _finishing_order(deal: DealState) -> tuple[Seat, ...]:
 
 def _over_by_count(deal: DealState) -> bool:
     """P7: three seats, or both of a side, are out."""
-    out = deal.out
+    return _all_out(deal.out)
+
+
+def _all_out(out: list[Seat]) -> bool:
     return len(out) >= 3 or any(all(s in out for s in seats_of(side)) for side in ("NS", "EW"))
 
 
@@ -59,13 +62,27 @@ class ResultRules(Phase):
         return deal_outcome(order, session.levels, session.level_side, session.a_failures,
                             rules.a_pass_needs_second, rules.a_reset_after)
 
+    @staticmethod
+    def _last_play_went_out(deal: DealState) -> bool:
+        """Nobody acted after the last play, whose seat a read in question left holding
+        cards, and with that seat out the deal would be over: had its count been right, the
+        next seat would have acted, so the table shows it went out (a card read too many
+        keeps a seat in a play too long as one read too few takes it out early)."""
+        seat = deal.table_seat
+        return (seat is not None and not deal.passes and seat in deal.doubted and deal.active(seat)
+                and not _over_by_count(deal) and _all_out(deal.out + [seat]))
+
     def _end_as_the_table_shows(self, t: float) -> list[Verdict]:
         """The table dealt again (or swept its last play) while the reads still count cards
         in some hand, or while a deal over by the counts waited on a read in question. It
-        ends in the order the reads give (those out, then the rest by cards left), when the
+        ends in the order the reads give (those out, then the rest by cards left; the seat
+        of a last play nobody followed out after it, :meth:`_last_play_went_out`), when the
         counts said it was over if they did (the round's time is judged then, not at the
         next deal), else at ``t``; correcting the read in question re-derives it."""
         deal = self.session.deal
+        if self._last_play_went_out(deal):
+            deal.counts[deal.table_seat] = 0
+            deal.out.append(deal.table_seat)
         return self._end_deal(_finishing_order(deal), t if deal.over_by_count_at is None else deal.over_by_count_at)
 
     def _end_deal(self, order: tuple[Seat, ...], t: float, foul_side: Side | None = None) -> list[Verdict]:

@@ -525,6 +525,45 @@ def test_a_deal_whose_end_rests_on_reads_in_question_ends_when_its_last_play_is_
     assert s("take_back", seat="S") == [] and [r["type"] for r in s("deal_start", deal=2)] == []
 
 
+def _e_left_a_card_too_many(s: Script) -> None:
+    """W leads trip 7s and goes out; E, leading after its partner, lays 8H 8D 8C, read as
+    8S 8H 8D 5S and taken as the pair 8H 8D (E holds neither 8S nor 5S): by the reads E
+    holds two cards, in truth one. N and S pass, and E lays its last card, TD."""
+    s.quick_deal(hands={"W": ["7S", "7H", "7D"], "S": ["AS"], "E": ["8H", "8D", "8C", "TD"],
+                        "N": ["QS", "QD"]}, first_leader="W")
+    s("play", seat="W", cards=["7S", "7H", "7D"], **CAMERA)
+    for seat in "SEN":
+        s("pass", seat=seat)
+    out = s("play", seat="E", cards=["8S", "8H", "8D", "5S"], id="e1", **CAMERA)
+    assert [r.get("reason") for r in out] == ["suspect_read"] and "taken as 8H 8D (without 5S 8S" in out[0]["message"]
+    for seat in "NS":
+        s("pass", seat=seat)
+    s("play", seat="E", cards=["TD"], **CAMERA)
+    assert s.deal.counts["E"] == 1
+
+
+def test_a_last_card_that_a_read_in_question_left_uncounted_ends_the_deal_when_swept_with_nobody_acting():
+    s = Script()
+    _e_left_a_card_too_many(s)
+    out = s("take_back", seat="E")  # nobody acted after E's TD: E went out, and E-W both are
+    assert [(r["type"], r["order"][:2], r["double_down"]) for r in out] == [("deal_end", ["W", "E"], True)]
+    assert [f for f in s.flags() if f[0] != "R1"] == []
+
+
+def test_a_last_card_that_a_read_in_question_left_uncounted_ends_the_deal_at_the_next_deal():
+    s = Script()
+    _e_left_a_card_too_many(s)
+    out = s("deal_start", deal=2)  # by the counts S (one card) would come before E
+    assert [(r["type"], r["order"]) for r in out if r["type"] == "deal_end"] == [("deal_end", ["W", "E", "S", "N"])]
+
+
+def test_a_play_followed_is_not_taken_for_a_seat_going_out():
+    s = Script()
+    _e_left_a_card_too_many(s)
+    s("pass", seat="N")  # N acted after E's TD: E still holds a card by the reads, and the deal goes on
+    assert s("take_back", seat="E") == [] and s.deal.phase == "play" and s.deal.active("E")
+
+
 def test_a_deal_whose_end_rests_on_reads_in_question_ends_at_once_when_it_ends_the_round():
     from referee.rulesets import load_ruleset
 
