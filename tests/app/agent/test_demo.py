@@ -143,10 +143,12 @@ def test_a_round_with_the_auto_referee_ends_with_true_results_and_the_dashboard_
     assert first.rounds_played == second.rounds_played == 1
 
 
-def test_a_correction_on_the_console_after_the_tables_are_done_puts_the_counts_and_the_round_right(tmp_path):
-    """With no floor referee the caught misread waits on the console; the person corrects it
-    there once the table is done, and the floor tile's counts, the round's result and its
-    signatures follow while the demo stays up."""
+def test_a_correction_on_the_console_after_the_tables_are_done_closes_the_item_and_keeps_the_round_right(tmp_path):
+    """With no floor referee the caught misread waits on the console. Its deal's result is
+    right already: the seat the misread left holding a card went out with a last play that
+    nobody followed. The person corrects the read there once the table is done: the item
+    closes, and the floor tile's counts, the round's result and its signatures stay right
+    while the demo stays up."""
     demo, out, stop, codes, readers, url = start_demo(tmp_path, "none")
     table = service.table_id(EVENT, 1, 1)
     try:
@@ -154,7 +156,9 @@ def test_a_correction_on_the_console_after_the_tables_are_done_puts_the_counts_a
         assert "1 caught by the referee" in summary and "1 waiting on the flags console" in summary, summary
         assert "wait on the flags console" in out.getvalue()
         before = perception(url)
-        assert (before["misread"], before["caught"], before["uncaught"], before["deals_right"]) == (1, 1, 0, 0)
+        assert (before["misread"], before["caught"], before["uncaught"], before["deals_right"]) == (1, 1, 0, 1)
+        store = get_store(create_app({"DATA_DIR": str(tmp_path / "data")}))
+        assert [r["reason"] for r in store.records(table, types=("review",))] == ["suspect_read"]
 
         person = logged_in(url, out.getvalue())
         console = person.get(url + "/flags/", timeout=10).text
@@ -167,10 +171,9 @@ def test_a_correction_on_the_console_after_the_tables_are_done_puts_the_counts_a
                 "csrf_token": token}
         assert person.post(f"{url}/flags/{table}/correct", data=form, timeout=10).status_code in (200, 302)
 
-        wait_for(lambda: perception(url)["deals_right"] == 1, 30, "the floor tile to count the corrected deal")
+        wait_for(lambda: not store.records(table, types=("review",)), 30, "the corrected read's item to close")
         after = perception(url)
-        assert (after["misread"], after["caught"], after["uncaught"]) == (1, 1, 0)
-        store = get_store(create_app({"DATA_DIR": str(tmp_path / "data")}))
+        assert (after["misread"], after["caught"], after["uncaught"], after["deals_right"]) == (1, 1, 0, 1)
         (match,) = service.matches(store, EVENT, 1)
         wait_for(lambda: service.match_state(store, match) == "final", 30, "both pairs to sign the result")
         assert [s.rounds_played for s in service.standings_of(store, EVENT)] == [1, 1]
