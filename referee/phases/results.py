@@ -66,8 +66,8 @@ class ResultRules(Phase):
     def _last_play_went_out(deal: DealState) -> bool:
         """Nobody acted after the last play, whose seat a read in question left holding
         cards, and with that seat out the deal would be over: had its count been right, the
-        next seat would have acted, so the table shows it went out (a card read too many
-        keeps a seat in a play too long as one read too few takes it out early)."""
+        next seat would have acted, so the table shows it went out (a card read too few
+        keeps a seat in a play too long as one read too many takes it out early)."""
         seat = deal.table_seat
         return (seat is not None and not deal.passes and seat in deal.doubted and deal.active(seat)
                 and not _over_by_count(deal) and _all_out(deal.out + [seat]))

@@ -158,8 +158,9 @@ def claim_window(record: dict, state: dict, passes: int) -> dict:
 def reading_label(name: str) -> str:
     """A review's reading named as the referee reads it: the read, the table's read, the
     reader's alternative N, two equal cards counted once, a face the seat holds read as one
-    it does not, the read without cards its seat does not hold, or a source (camera, RFID). The engine names them in English
-    (``referee.doubt.candidates``): each is said again here in the reader's language."""
+    it does not, the read without cards its seat does not hold, or a source (camera, RFID).
+    The engine names them in English (``referee.doubt.candidates``): each is said again here
+    in the reader's language."""
     two = re.fullmatch(r"two (\S+) counted once", name)
     if two:
         return t("flags.two_counted_once", card=messages.card_word(two.group(1)))
