@@ -88,6 +88,8 @@ class ChunkConfig:
     render_jokers: int = 0
     """Rendered scenes more whose hands hold jokers, for either stage (:func:`render_classifier_set`,
     :func:`render_detector_set`)."""
+    render_fans: int = 0
+    """Rendered scenes more in the detector's set, each a hand fanned (:func:`render_detector_set`'s ``fans``)."""
     real_cuts: int = 3
     """Crops cut of each labelled real index each way up (:func:`real_crops`' ``per_box``)."""
     augment: bool = False
@@ -382,11 +384,11 @@ def detector_data(cfg: ChunkConfig) -> Path:
     asked for change."""
     out = cfg.data / "detector-data"
     done = out / "complete"
-    drawn = f"scenes {cfg.detector_scenes} jokers {cfg.render_jokers}"
+    drawn = f"scenes {cfg.detector_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
     if done.exists() and done.read_text() == drawn:
         return out / "data.yaml"
     shutil.rmtree(out, ignore_errors=True)
-    data = render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True, jokers=cfg.render_jokers)
+    data = render_detector_set(out, cfg.detector_scenes, cfg.seed, cfg.sampler, turns=True, jokers=cfg.render_jokers, fans=cfg.render_fans)
     train, val = _real_split(cfg)
     for split, photos in (("train", train), ("val", val)):
         for photo in tqdm(photos, desc=f"real photos ({split})", unit="photo"):

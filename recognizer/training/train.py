@@ -58,13 +58,15 @@ def write_yolo(folder: Path, name: str, image: np.ndarray, boxes: np.ndarray) ->
     (folder / "labels" / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
 
 
-def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1, turns: bool = False, jokers: int = 0) -> Path:
+def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fraction: float = 0.1, turns: bool = False, jokers: int = 0,
+                        fans: int = 0) -> Path:
     """Write a YOLO dataset of ``images`` scenes under ``out``; returns its data yaml.
 
     With ``turns`` scene ``k`` is turned ``k`` quarter turns, exactly (:func:`quarter_turn`).
     ``jokers`` scenes more (training images) are laid with one to four jokers in each hand
     (:func:`_joker_hand`): a joker's index (stacked letters, a word, a star) is the one
-    shape a detector sees in 4 of 108 cards otherwise.
+    shape a detector sees in 4 of 108 cards otherwise. ``fans`` scenes more after them hold
+    a hand fanned (``render_scene``'s ``fanned``): each card at its own angle, a sliver showing.
 
     ``sampler`` picks each scene's design (see ``training_design_sampler``); a detector
     trained on procedural designs alone was measured to find only 10-60% of the indices
@@ -75,9 +77,10 @@ def render_detector_set(out: Path, images: int, seed: int, sampler=None, val_fra
         (out / split / "images").mkdir(parents=True, exist_ok=True)
         (out / split / "labels").mkdir(parents=True, exist_ok=True)
     hands = np.random.default_rng(seed + 31)
-    for k in tqdm(range(images + jokers), desc="render detector scenes", unit="img"):
+    for k in tqdm(range(images + jokers + fans), desc="render detector scenes", unit="img"):
         split = "val" if k < n_val else "train"
-        scene = render_scene(seed * 1_000_003 + k, sampler, cards=_joker_hand(hands) if k >= images else None)
+        joker = images <= k < images + jokers
+        scene = render_scene(seed * 1_000_003 + k, sampler, cards=_joker_hand(hands) if joker else None, fanned=k >= images + jokers)
         image, boxes = quarter_turn(scene.image, [lab.box for lab in scene.labels], k if turns else 0)
         write_yolo(out / split, f"{k:06d}", image, boxes)
     data = out / "data.yaml"

@@ -150,14 +150,17 @@ def test_detector_set_drawn_again_only_when_the_renders_asked_for_change(tmp_pat
     assert len(images()) == 6 and set(drawn) < set(images())
     rows = [(tmp_path / "data" / "detector-data" / "train" / "labels" / f"{k:06d}.txt").read_text().splitlines() for k in (4, 5)]
     assert all(rows)  # the joker scenes are labelled like the others
+    detector_data(replace(cfg, render_jokers=2, render_fans=3))
+    assert len(images()) == 9 and (tmp_path / "data" / "detector-data" / "complete").read_text() == "scenes 4 jokers 2 fans 3"
 
 
-def test_joker_scenes_of_the_detector_set_hold_jokers(tmp_path, monkeypatch):
+def test_joker_and_fanned_scenes_of_the_detector_set_come_after_the_others(tmp_path, monkeypatch):
     import recognizer.training.train as train
 
     laid = []
     scene = train.render_scene
-    monkeypatch.setattr(train, "render_scene", lambda seed, sampler=None, cards=None: laid.append(cards) or scene(seed, sampler, cards=cards))
-    render_detector_set(tmp_path, images=3, seed=3, jokers=3)
-    assert laid[:3] == [None] * 3
-    assert all(any(c in (SJ, BJ) for c in hand) for hand in laid[3:]) and len(laid) == 6
+    monkeypatch.setattr(train, "render_scene", lambda seed, sampler=None, cards=None, fanned=False: laid.append((cards, fanned)) or scene(seed, sampler, cards=cards, fanned=fanned))
+    render_detector_set(tmp_path, images=3, seed=3, jokers=3, fans=2)
+    assert laid[:3] == [(None, False)] * 3
+    assert all(any(c in (SJ, BJ) for c in hand) and not fanned for hand, fanned in laid[3:6])
+    assert laid[6:] == [(None, True)] * 2  # the fanned hands come last
