@@ -53,7 +53,7 @@ from .sender import Sender
 from .simtable import TablePlan, plan_table
 from .sources import paced
 from .status import health
-from .truth import Perception, compare, deal_results, session_results, truth_records
+from .truth import Perception, compare, deal_results, session_results, settled_reads, truth_records
 
 log = logging.getLogger("web.app.agent")
 
@@ -256,7 +256,7 @@ class SimulatedTable:
     def perception(self, store) -> Perception:
         """This table's truth against what the server recorded (up to the last frame played,
         less the time an observation takes, when the demo was stopped early)."""
-        records = store.records(self.plan.table)
+        records = store.records(self.plan.table) + settled_reads(store.events(self.plan.table), self.plan.ruleset)
         until = self.fed[-1][0] - 2.0 if self.fed and not self.finished else float("inf")
         truth = truth_records([e for e in self.plan.truth if e["t"] <= until], self.plan.ruleset)
         seen = [e for e in self.plan.seen if e["t"] <= until]

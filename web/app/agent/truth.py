@@ -44,7 +44,11 @@ class Perception:
     misread: int = 0
     """True plays read with other cards, or missed, or plays seen where none was made."""
     caught: int = 0
-    """Misreads the server rejected, the referee flagged or questioned, or a referee corrected."""
+    """Misreads the server rejected, the referee flagged, questioned or settled to the true
+    cards, or a referee corrected."""
+    settled: int = 0
+    """Of the caught, those the deal's context settled to the true cards without asking
+    anybody: the record is right, nothing waits on the console."""
     corrected: int = 0
     """Of the caught, those a referee has corrected."""
     rejected: int = 0
@@ -70,15 +74,16 @@ class Perception:
     @property
     def waiting(self) -> int:
         """Caught misreads still in the record as read: their items wait on the flags console."""
-        return self.caught - self.corrected - self.rejected
+        return self.caught - self.corrected - self.rejected - self.settled
 
     def summary(self) -> str:
         per_k = 1000 * self.misread / self.plays if self.plays else 0.0
         corrected = f", {self.corrected} of them corrected" if self.corrected else ""
+        settled = f", {self.settled} settled to the true cards by the deal" if self.settled else ""
         waiting = f", {self.waiting} waiting on the flags console" if self.waiting else ""
         sessions = f", {self.sessions_right}/{self.sessions} round results" if self.sessions else ""
         return (f"{self.plays} plays, {self.misread} misread ({per_k:.1f} per 1,000): {self.caught} caught by the referee "
-                f"(conflicts, illegal or impossible plays, doubtful reads){corrected}{waiting}, {self.uncaught} went "
+                f"(conflicts, illegal or impossible plays, doubtful reads){settled}{corrected}{waiting}, {self.uncaught} went "
                 f"into the record unnoticed; "
                 + (f"{self.deals_right}/{self.deals} deal results{sessions} equal the truth" if self.deals
                    else "no deal finished yet"))
@@ -178,6 +183,14 @@ def is_caught(pair: Pair, remarks: Collection, corrected: Collection[str]) -> bo
             or (pair.seat, event["t"]) in remarks or event.get("id") in corrected)
 
 
+def settled_right(misreads: Iterable[Pair], records: Iterable[dict[str, Any]]) -> list[Pair]:
+    """The ``misreads`` a ``settled`` record among ``records`` took, at their own play, as the
+    true cards: the deal's context put them right without asking anybody."""
+    settled = {(r["seat"], r["at"]): tuple(sorted(r["cards"])) for r in records if r["type"] == "settled"}
+    return [p for p in misreads if p.sent is not None and p.true is not None
+            and settled.get((p.seat, p.sent["t"])) == _key(p.true)[1]]
+
+
 def truth_records(truth: list[dict[str, Any]], ruleset: Ruleset | None = None) -> list[dict[str, Any]]:
     """What a referee makes of the true events (its JSON records), under ``ruleset`` (the
     table's: a tournament table's round ends at its deal limit)."""
@@ -215,20 +228,24 @@ def compare(
     truth_sessions: list[tuple] = (),
 ) -> Perception:
     """``seen``: the camera-visible truth; ``answered``: the server's answers to the agent;
-    ``records``: the referee's records from the store; ``truth_deals``: :func:`deal_results`
-    of the truth; ``corrected``: the ids of the events a ``correction`` replaced;
-    ``truth_sessions``: :func:`session_results` of the truth."""
+    ``records``: the referee's records from the store, with the ``settled`` ones
+    (:func:`settled_reads`); ``truth_deals``: :func:`deal_results` of the truth;
+    ``corrected``: the ids of the events a ``correction`` replaced; ``truth_sessions``:
+    :func:`session_results` of the truth."""
     out = Perception()
     alignment = align(seen, answered)
     remarks = remarked(records)
+    settled = settled_right(alignment.misreads, records)
     out.plays = sum(1 for e in seen if e["type"] == "play")
     out.passes_missed = alignment.passes_missed
     for pair in alignment.misreads:
         out.misread += 1
-        if is_caught(pair, remarks, corrected):
+        if is_caught(pair, remarks, corrected) or pair in settled:
             out.caught += 1
+            rejected = (pair.result or {}).get("status") == "rejected"
+            out.rejected += rejected
             out.corrected += pair.sent.get("id") in corrected
-            out.rejected += (pair.result or {}).get("status") == "rejected"
+            out.settled += not rejected and pair.sent.get("id") not in corrected and pair in settled
         else:
             out.uncaught += 1
         read = [_key(pair.sent)[1]] if pair.sent else []
@@ -353,12 +370,10 @@ def score(
     remarks = remarked(flags + prompts)
     at_own_play = remarked(flags + prompts, earlier=False)
     misreads = alignment.misreads
-    settled = {(r["seat"], r["at"]): tuple(sorted(r["cards"])) for r in raised if r["type"] == "settled"}
-    settled_right = [p for p in misreads if p.sent is not None and p.true is not None
-                     and settled.get((p.seat, p.sent["t"])) == _key(p.true)[1]]
+    settled = settled_right(misreads, raised)
 
     def caught(p: Pair, remarks: Collection) -> bool:
-        return p not in rejected and (p in settled_right or is_caught(p, remarks, corrected))
+        return p not in rejected and (p in settled or is_caught(p, remarks, corrected))
 
     rejected = [p for p in misreads if (p.result or {}).get("status") == "rejected"]
     at_misread = {(p.seat, p.sent["t"]) for p in misreads if p.sent is not None}
@@ -379,8 +394,8 @@ def score(
         plays=sum(1 for e in seen if e["type"] == "play"),
         misreads=len(misreads),
         misreads_caught=sum(1 for p in misreads if caught(p, remarks)),
-        misreads_settled=len(settled_right),
-        misreads_caught_later=sum(1 for p in misreads if caught(p, remarks) and p not in settled_right
+        misreads_settled=len(settled),
+        misreads_caught_later=sum(1 for p in misreads if caught(p, remarks) and p not in settled
                                   and not is_caught(p, at_own_play, ())),
         misreads_corrected=sum(1 for p in misreads if p.sent is not None and p.sent.get("id") in corrected),
         misreads_rejected=len(rejected),
