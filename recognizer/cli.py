@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--real", metavar="DIR", type=Path, help="labelled real photographs to train on with --resume (laid out like ../shared/realtrain)")
     t.add_argument("--render-scenes", type=int, default=1500, help="rendered scenes cut into classifier crops with --resume (default 1500)")
     t.add_argument("--render-jokers", type=int, default=0, help="with --resume: rendered scenes more, each hand with one to four jokers, cut into classifier crops and added to the detector's set (default 0)")
-    t.add_argument("--render-fans", type=int, default=0, help="with --resume: rendered scenes more in the detector's set, each a hand fanned tightly, every card at its own angle (default 0)")
+    t.add_argument("--render-fans", type=int, default=0, help="with --resume: rendered scenes more, each a hand fanned tightly, every card at its own angle, cut into classifier crops and added to the detector's set (default 0)")
     t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2; 1 ran 2-5x faster on the shared machine under load)")
     t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
     t.add_argument("--distill", type=float, default=1.0, help="with --resume: weight of the installed classifier's outputs on the rendered crops it reads right (default 1; 0: labels only)")

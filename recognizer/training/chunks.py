@@ -89,7 +89,8 @@ class ChunkConfig:
     """Rendered scenes more whose hands hold jokers, for either stage (:func:`render_classifier_set`,
     :func:`render_detector_set`)."""
     render_fans: int = 0
-    """Rendered scenes more in the detector's set, each a hand fanned (:func:`render_detector_set`'s ``fans``)."""
+    """Rendered scenes more, each a hand fanned, for either stage (:func:`render_detector_set`'s
+    and :func:`render_classifier_set`'s ``fans``)."""
     real_cuts: int = 3
     """Crops cut of each labelled real index each way up (:func:`real_crops`' ``per_box``)."""
     augment: bool = False
@@ -255,11 +256,12 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     def render() -> dict[str, np.ndarray]:
         if not cfg.render_scenes:
             return {}
-        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS, mine_turns=REFINE_TURNS, jokers=cfg.render_jokers)
+        x, y = render_classifier_set(cfg.render_scenes, cfg.seed, cfg.sampler, tilt=TILT, detector=detector, mine_views=READER_VIEWS, mine_turns=REFINE_TURNS, jokers=cfg.render_jokers,
+                                     fans=cfg.render_fans)
         n_val = max(1, len(x) // 20)
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
-    drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}"
+    drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
     return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 

@@ -166,7 +166,7 @@ def _joker_hand(rng: np.random.Generator) -> list:
 
 def render_classifier_set(
     scenes: int, seed: int, sampler=None, jitters: int = 2, negatives: int = 3, detector=None, mined: int = 4, tilt: float = 0.0,
-    mine_views: tuple[float, ...] = (0.0,), jokers: int = 0, mine_turns: tuple[float, ...] = (),
+    mine_views: tuple[float, ...] = (0.0,), jokers: int = 0, mine_turns: tuple[float, ...] = (), fans: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index crops (N x 48 x 32 x 3 uint8) and classes cut from ``scenes`` rendered scenes.
 
@@ -186,6 +186,8 @@ def render_classifier_set(
     double deck's 108 cards, and their index is what differs most between decks (stacked
     letters, the word down or across the corner, a star), so a classifier that also learns
     real photographs' text and art as "not an index" keeps too few of them otherwise.
+    ``fans`` scenes more after them hold a hand fanned: indices with the next card's edge
+    across them, each card at its own angle.
     """
     from recognizer.crops import NOT_INDEX, class_of, crop_index
     from recognizer.training.mining import false_hits
@@ -194,8 +196,9 @@ def render_classifier_set(
     rng = np.random.default_rng(seed + 17)
     xs, ys = [], []
     hands = np.random.default_rng(seed + 23)
-    for k in tqdm(range(scenes + jokers), desc="render classifier crops", unit="scene"):
-        scene = render_scene(seed * 1_000_003 + 500_000 + k, sampler, cards=_joker_hand(hands) if k >= scenes else None)
+    for k in tqdm(range(scenes + jokers + fans), desc="render classifier crops", unit="scene"):
+        joker = scenes <= k < scenes + jokers
+        scene = render_scene(seed * 1_000_003 + 500_000 + k, sampler, cards=_joker_hand(hands) if joker else None, fanned=k >= scenes + jokers)
         s = rng.uniform(0.55, 1.0)
         image = cv2.resize(scene.image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
         boxes = np.array([lab.box for lab in scene.labels], np.float32).reshape(-1, 4) * s

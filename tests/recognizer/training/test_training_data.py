@@ -107,7 +107,7 @@ def test_classifier_set_learns_the_detectors_false_hits_but_not_hidden_indices()
 
 def test_every_laid_index_is_either_shown_or_hidden():
     for seed in range(25):
-        scene = render_scene(seed)
+        scene = render_scene(seed, fanned=seed % 2 == 1)
         assert len(scene.labels) + len(scene.hidden) == 2 * len(scene.cards)
         assert not set(scene.labels) & set(scene.hidden)
 
@@ -119,6 +119,14 @@ def test_joker_scenes_add_joker_crops_to_the_rendered_set():
     assert len(y1) > len(y0)
     assert np.isin(y1, joker_classes).sum() >= np.isin(y0, joker_classes).sum() + 3 * 2  # at least one joker, two crops of each index
     assert (y1[: len(y0)] == y0).all()  # the plain scenes come first, cut as before
+
+
+def test_fanned_scenes_add_crops_after_the_joker_scenes_and_change_none_before():
+    x0, y0 = render_classifier_set(scenes=2, seed=1, jokers=1)
+    x1, y1 = render_classifier_set(scenes=2, seed=1, jokers=1, fans=1)
+    assert len(y1) >= len(y0) + 2 * 6  # a fanned hand shows six indices at least, cut twice each
+    assert np.array_equal(x1[: len(x0)], x0) and (y1[: len(y0)] == y0).all()
+    assert (y1[len(y0):] != NOT_INDEX).sum() >= 12
 
 
 def test_a_joker_seen_sideways_is_not_taught_as_not_an_index():
