@@ -1,7 +1,8 @@
 """Rendered play-area scenes with exact labels of every visible corner index.
 
 A scene is what the table camera shows of one play area after rectification: 1-10 cards
-in a row sorted by rank (RULES.md P6), overlapping so each card's index shows, on cloth
+in a row sorted by rank (RULES.md P6), overlapping so each card's index shows (or, for
+training only, a hand of 6-16 fanned), on cloth
 or wood, with the nuisances of a real hall (perspective, blur, noise, JPEG, glare,
 shadows, hands, face-down cards, distractors). Everything is drawn from one seeded
 generator, so ``render_scene(seed)`` is reproducible; which design each scene uses is
@@ -223,10 +224,11 @@ def _row_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float)
 def _fan_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float) -> tuple[int, float, Pose]:
     """A hand held or laid as a fan: each card turned about a pivot below the hand, a few
     degrees from the last, so that only a sliver with its index shows (the upper-left
-    corner, the next card on top). Why: photographs of whole deals show hands fanned this
-    tightly, 0.1 of a card's width apart, and the detector, trained on rows at least 0.22
-    apart, found no box on most of those indices. Returns the card height, the fan's middle
-    angle and each card's pose."""
+    corner, the next card on top), the indices 0.15-0.4 of a card's width apart. Why:
+    photographs of whole deals show hands of 13 cards fanned so, each card at its own angle,
+    and the detector, trained on rows of at most 10 cards at one angle (one in five slightly
+    fanned), found no box on most of the indices it missed there. Returns the card height,
+    the fan's middle angle and each card's pose."""
     radius = rng.uniform(0.25, 1.2)  # pivot to a card's centre, in card heights
     spacing = rng.uniform(0.15, 0.4) * aspect  # between neighbouring indices, in card heights
     step = spacing / (radius + 0.45)  # radians between cards: the index is about 0.45 above the centre
