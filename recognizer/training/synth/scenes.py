@@ -2,9 +2,8 @@
 
 A scene is what the table camera shows of one play area after rectification: 1-10 cards
 in a row sorted by rank (RULES.md P6), overlapping so each card's index shows (or, for
-training only, a hand of 6-16 fanned), on cloth
-or wood, with the nuisances of a real hall (perspective, blur, noise, JPEG, glare,
-shadows, hands, face-down cards, distractors). Everything is drawn from one seeded
+training only, a hand of 6-16 fanned), on cloth or wood, with the nuisances of a real hall
+(perspective, blur, noise, JPEG, glare, shadows, hands, face-down cards, distractors). Everything is drawn from one seeded
 generator, so ``render_scene(seed)`` is reproducible; which design each scene uses is
 the caller's choice (held-out designs never reach training).
 """
