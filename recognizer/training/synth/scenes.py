@@ -220,14 +220,14 @@ def _row_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float)
     return card_h, card_w, row_angle, pose, order
 
 
-def _fan_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float) -> tuple[int, float, Pose]:
+def _fan_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float) -> tuple[int, float, float, Pose, range]:
     """A hand held or laid as a fan: each card turned about a pivot below the hand, a few
     degrees from the last, so that only a sliver with its index shows (the upper-left
     corner, the next card on top), the indices 0.15-0.4 of a card's width apart. Why:
     photographs of whole deals show hands of 13 cards fanned so, each card at its own angle,
     and the detector, trained on rows of at most 10 cards at one angle (one in five slightly
-    fanned), found no box on most of the indices it missed there. Returns the card height,
-    the fan's middle angle and each card's pose."""
+    fanned), found no box on most of the indices it missed there. Returns what
+    :func:`_row_layout` does, with the fan's middle angle for the row's."""
     radius = rng.uniform(0.25, 1.2)  # pivot to a card's centre, in card heights
     spacing = rng.uniform(0.15, 0.4) * aspect  # between neighbouring indices, in card heights
     step = spacing / (radius + 0.45)  # radians between cards: the index is about 0.45 above the centre
@@ -250,7 +250,7 @@ def _fan_layout(rng: np.random.Generator, w: int, h: int, n: int, aspect: float)
         return (px + card_h * radius * math.sin(t) + rng.normal(0, 0.01 * card_h),
                 py - card_h * radius * math.cos(t) + rng.normal(0, 0.01 * card_h), math.degrees(t))
 
-    return card_h, middle, pose
+    return card_h, card_h * aspect, middle, pose, range(n)
 
 
 def render_scene(
@@ -283,12 +283,8 @@ def render_scene(
     _distractors(canvas, rng)
     owner = np.full((h, w), -1, np.int32)
 
-    if fanned:
-        card_h, row_angle, pose = _fan_layout(rng, w, h, n, deck.aspect)
-        card_w = card_h * deck.aspect
-        order = range(n)
-    else:
-        card_h, card_w, row_angle, pose, order = _row_layout(rng, w, h, n, deck.aspect)
+    layout = _fan_layout if fanned else _row_layout
+    card_h, card_w, row_angle, pose, order = layout(rng, w, h, n, deck.aspect)
 
     if rng.random() < 0.2:  # face-down cards lying about (a stack, someone's hand)
         for _ in range(int(rng.integers(1, 3))):

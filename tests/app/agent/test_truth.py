@@ -62,7 +62,6 @@ def test_a_corrected_misread_stays_caught_when_the_re_derived_record_no_longer_f
     assert compare(seen, got, [], [], corrected={"other"}).uncaught == 1
 
 
-
 def test_a_misread_the_deal_settled_to_the_true_cards_is_caught_and_waits_on_nobody():
     seen = [ev("play", "E", 1.0, ["3C", "3C"]), ev("play", "S", 2.0, ["6D"])]
     got = answered((ev("play", "E", 1.1, ["3C", "3S"]), "accepted"), (ev("play", "S", 2.1, ["6H"]), "accepted"))
@@ -72,6 +71,7 @@ def test_a_misread_the_deal_settled_to_the_true_cards_is_caught_and_waits_on_nob
     assert (p.misread, p.caught, p.settled, p.waiting, p.uncaught) == (2, 1, 1, 0, 1)
     assert "1 settled to the true cards by the deal" in p.summary() and "waiting" not in p.summary()
     assert "1 went into the record unnoticed" in p.summary()
+
 
 def test_missed_and_phantom_plays_are_misreads_and_deal_results_are_compared():
     seen = [ev("play", "E", 1.0, ["5D"])]

@@ -76,7 +76,6 @@ def test_scene_with_given_cards_and_design_shows_every_card():
     assert {lab.card for lab in scene.labels} <= set(cards)
 
 
-
 def test_a_fanned_hand_shows_an_index_of_nearly_every_card_and_draws_no_row():
     cards = [parse_card(c) for c in "3H 4H 5S 6D 7C 8H 9S TD JC QH KS AD".split()]
     shown = 0
@@ -90,6 +89,7 @@ def test_a_fanned_hand_shows_an_index_of_nearly_every_card_and_draws_no_row():
     assert shown >= 0.85 * 10 * len(cards)  # a sliver of each card, its index in it
     again = render_scene(9, HELD_OUT_PROCEDURAL[1], size=(640, 400), cards=cards, fanned=True)
     assert np.array_equal(again.image, fan.image) and again.labels == fan.labels
+
 
 @pytest.mark.parametrize("design", [*PROCEDURAL_DESIGNS[:8], *HELD_OUT_PROCEDURAL], ids=lambda d: d.name)
 def test_a_big_jokers_picture_keeps_off_its_corner_indices(design):
