@@ -229,22 +229,29 @@ def mining_key(detector: Path) -> str:
     return hashlib.sha256(detector.read_bytes()).hexdigest()[:16]
 
 
+def labels_key(photos: list[RealPhoto]) -> str:
+    """What the real crops were cut from: each photo's labelled faces and boxes (labels
+    corrected since make the next classifier chunk cut its crops again)."""
+    return hashlib.sha256(repr([(p.path.name, p.boxes) for p in photos]).encode()).hexdigest()[:16]
+
+
 def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
     """The classifier's crops (``real``, ``render``: training; ``real_val``, ``render_val``:
     held out), cut into ``DIR/data/classifier-real.npz`` and ``classifier-render.npz`` and
     read from there after, until the state's detector changes (its false hits, in the
-    reader's two views, are the crops' mined "not an index") or the rendered scenes asked
-    for do (delete a file to draw it again)."""
+    reader's two views, are the crops' mined "not an index"), the real photos' labels do or
+    the rendered scenes asked for do (delete a file to draw it again)."""
     from recognizer.reader import IndexDetector
 
     miner = _weights(state["detector"], cfg.work).with_suffix(".onnx")
     detector = IndexDetector(miner, det_conf=MINING_SCORE, threads=cfg.threads)
     key = mining_key(miner)
 
+    train, val = _real_split(cfg)
+
     def real() -> dict[str, np.ndarray]:
         from recognizer.reader import _session
 
-        train, val = _real_split(cfg)
         classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", cfg.threads)
         out = {}
         for name, photos in (("real", train), ("real_val", val)):
@@ -262,7 +269,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
     drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
-    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
+    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts} labels {labels_key(train + val)}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:

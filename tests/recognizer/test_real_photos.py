@@ -1,6 +1,7 @@
 """Real photographs (a CC BY 4.0 fixture from ../shared/realtrain): the committed models read
 them, and the training side reads their labels, splits and angles right."""
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -35,6 +36,18 @@ def test_the_committed_reader_reads_every_fixture_photo_exactly(photos):
         reading = reader.read(cv2.imread(str(photo.path), cv2.IMREAD_COLOR))
         assert Counter(reading.cards) == Counter(photo.cards), photo.path.name
         assert [a[0][0] for a in reading.alternatives] == reading.cards
+
+
+def test_a_red_joker_labelled_as_the_black_one_is_read_as_the_red_one(tmp_path):
+    (tmp_path / "images").mkdir()
+    labels = {}
+    for name in ("IMG_20220921_195324.jpg", "IMG_20220921_195502.jpg"):
+        cv2.imwrite(str(tmp_path / "images" / name), np.zeros((64, 64, 3), np.uint8))
+        labels[name] = [{"card": "SJ", "box": [0.2, 0.2, 0.1, 0.2]}, {"card": "AD", "box": [0.7, 0.7, 0.1, 0.2]}]
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    relabelled, kept = load_labelled(tmp_path)
+    assert relabelled.cards == tuple(sorted(parse_cards("BJ AD"))) and [b.card for b in relabelled.boxes] == parse_cards("BJ AD")
+    assert kept.cards == tuple(sorted(parse_cards("SJ AD")))
 
 
 def test_time_blocks_join_shots_seconds_apart_and_split_whole_blocks():
