@@ -97,6 +97,11 @@ class ChunkConfig:
     """Whether the classifier's crops are also blurred, noised and colour-cast as they are
     drawn (:func:`photometric`): a network shown the same real crops epoch after epoch
     learns them by heart (chunk 20: 99.99 % of its real training crops, 86.7 % of the held-out ones)."""
+    detector_lr0: float = 0.01
+    """The detector's learning rate at the chunk's start (ultralytics' ``lr0``; it falls to
+    ``lrf`` = 0.05 of it by the chunk's end, and each chunk starts it again). A chunk
+    continuing a detector already trained on the same set reads better from a lower start:
+    ``realtrain-fans`` chunk 2, at chunk 1's 0.01, read a little worse than chunk 1."""
     widths: tuple[int, int, int] | None = None
     """A new folder's classifier starts as a fresh network of these block widths instead of
     the installed classifier (:class:`~recognizer.training.classifier_net.IndexClassifier`)."""
@@ -104,6 +109,8 @@ class ChunkConfig:
     def __post_init__(self) -> None:
         if self.real_cuts < 1:
             raise ValueError(f"real cuts must be at least 1, got {self.real_cuts}")
+        if not 0 < self.detector_lr0 <= 0.1:
+            raise ValueError(f"the detector's learning rate must be in (0, 0.1], got {self.detector_lr0}")
 
     @property
     def data(self) -> Path:
@@ -424,7 +431,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     run = f"detector-{len(state['chunks'])}"
     YOLO(weights_in, task="detect").train(
         data=str(data), imgsz=DETECTOR_SIZE, epochs=100, time=max(60.0, seconds - EXPORT_MARGIN_S) / 3600, batch=32, device="cpu", workers=0,
-        seed=cfg.seed + len(state["chunks"]), deterministic=True, pretrained=weights_in, amp=False, plots=False, optimizer="SGD", lr0=0.01, lrf=0.05,
+        seed=cfg.seed + len(state["chunks"]), deterministic=True, pretrained=weights_in, amp=False, plots=False, optimizer="SGD", lr0=cfg.detector_lr0, lrf=0.05,
         momentum=0.9, warmup_epochs=0, close_mosaic=1, fliplr=0.0, degrees=0.0, scale=0.4, translate=0.1, mosaic=0.5,
         project=str(cfg.data / "runs"), name=run, exist_ok=True, verbose=False,
     )
@@ -438,7 +445,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     state["detector"] = _ref(folder / "index-detector.pt", cfg.work)
     results = cfg.data / "runs" / run / "results.csv"
     last = results.read_text().strip().splitlines()[-1] if results.exists() else ""
-    return {"stage": "detector", "init": init, "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
+    return {"stage": "detector", "init": init, "lr0": cfg.detector_lr0, "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
 
 
 def run_chunk(cfg: ChunkConfig, command: str) -> dict:

@@ -101,6 +101,14 @@ def test_a_new_folder_can_start_from_a_fresh_wider_network_and_only_a_new_one(tm
     assert torch.equal(load_classifier(PACKAGE_MODELS / "index-classifier.pt").members, torch.tensor(3))  # the installed blend of three loads as before
 
 
+def test_a_detector_learning_rate_out_of_range_is_refused_by_name(tmp_path, capsys):
+    args = ["train-recognizer", "--no-decks", "--resume", str(tmp_path / "run"), "--stage", "detector", "--real", str(FIXTURE), "--seed", "4"]
+    for bad in ("0", "-0.01", "0.5"):
+        assert main(args + ["--detector-lr0", bad]) == 2
+        assert "the detector's learning rate must be in (0, 0.1]" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "state.json").exists()
+
+
 def test_photometric_changes_crops_as_a_camera_would_and_keeps_them_crops():
     torch = pytest.importorskip("torch")
     from recognizer.training.chunks import photometric
