@@ -237,8 +237,9 @@ def mining_key(detector: Path) -> str:
 
 
 def labels_key(photos: list[RealPhoto]) -> str:
-    """What the real crops were cut from: each photo's labelled faces and boxes (labels
-    corrected since make the next classifier chunk cut its crops again)."""
+    """What the real crops were cut from: each photo's labelled faces and boxes, so that a
+    label corrected since (:data:`~recognizer.training.realtrain.RELABELLED`) makes the next
+    classifier chunk cut its crops again."""
     return hashlib.sha256(repr([(p.path.name, p.boxes) for p in photos]).encode()).hexdigest()[:16]
 
 
