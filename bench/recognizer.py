@@ -205,7 +205,7 @@ def choose_thresholds(models: Path | None, images: int) -> None:
     print(f"best: {best[0]} view(s), detector score {best[1]}, classifier floor {best[2]} ({ok[best] / images:.1%})")
 
 
-SETTINGS = {"upright": {"passes": 1, "deskew": False, "tile": 0, "joker_conf": 0.0, "joker_scale": 0.0}, "any-angle": {}}
+SETTINGS = {"upright": {"passes": 1, "deskew": False, "tile": 0, "joker_conf": 0.0, "joker_scale": 0.0, "joker_width": 0.0}, "any-angle": {}}
 """The reader settings every report compares: the reader as it was (one upright view, no
 tiles, jokers like any face) and the defaults."""
 SWEEP_ANGLES = tuple(range(0, 360, 15))

@@ -87,6 +87,11 @@ class IndexHit:
         return max(self.box[3] - self.box[1], self.box[2] - self.box[0])
 
     @property
+    def width(self) -> float:
+        """The index's shorter side: its width, but the height of a joker's word laid across."""
+        return min(self.box[3] - self.box[1], self.box[2] - self.box[0])
+
+    @property
     def upright_angle(self) -> float:
         """The rotation that shows this index upright (its view's, or half a turn more)."""
         return (self.angle + (180.0 if self.inverted else 0.0)) % 360.0

@@ -348,7 +348,12 @@ class CardReader:
     ``joker_scale`` the size of the other indices read beside it (their median longer
     side) is dropped too: small printed words (a maker's address on an ace) read as jokers,
     and a deck's joker index is about as large as its ranks' (on rendered designs the
-    smallest, a plain star, 0.54 of them; recognizer/MODEL.md).
+    smallest, a plain star, 0.54 of them; recognizer/MODEL.md). So is a joker whose shorter
+    side is less than ``joker_width`` of the other indices' (their median width): a line of
+    print is long but thin, where a joker's index, a star, a word stacked down the corner or
+    laid across it in letters as tall as a rank's, is about as wide as a rank's (the
+    narrowest of 1,479 jokers read on real photos and rendered designs, 0.42 of it; a
+    bookshop's name printed on an ace, 0.33; recognizer/MODEL.md).
     """
 
     def __init__(
@@ -365,6 +370,7 @@ class CardReader:
         other_view_joker_conf: float = 0.85,
         joker_conf: float = 0.6,
         joker_scale: float = 0.5,
+        joker_width: float = 0.4,
         confident: float = CONFIDENT,
         classifier: Path | None = None,
         tile: int = 640,
@@ -389,6 +395,7 @@ class CardReader:
         self.other_view_joker_conf = other_view_joker_conf
         self.joker_conf = joker_conf
         self.joker_scale = joker_scale
+        self.joker_width = joker_width
         self.confident = confident
         self.tile = tile
         self.refine_below = classifier_refine_below(classifier_file) if refine_below is None else refine_below
@@ -498,13 +505,15 @@ class CardReader:
         return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
 
     def _jokers_to_scale(self, hits: list[IndexHit]) -> list[IndexHit]:
-        """``hits`` less the jokers smaller than ``joker_scale`` of the other indices' median
-        size (all of them where no other index was read: nothing to measure against)."""
-        sizes = [h.size for h in hits if h.card not in JOKERS]
-        if not sizes:
+        """``hits`` less the jokers shorter than ``joker_scale`` of the other indices' median
+        size or thinner than ``joker_width`` of their median width (all of them where no
+        other index was read: nothing to measure against)."""
+        others = [h for h in hits if h.card not in JOKERS]
+        if not others:
             return hits
-        floor = self.joker_scale * float(np.median(sizes))
-        return [h for h in hits if h.card not in JOKERS or h.size >= floor]
+        floor = self.joker_scale * float(np.median([h.size for h in others]))
+        width_floor = self.joker_width * float(np.median([h.width for h in others]))
+        return [h for h in hits if h.card not in JOKERS or (h.size >= floor and h.width >= width_floor)]
 
     def _other_view_floor(self, card: Card) -> float:
         """How sure a read outside the main view must be to count: surer for a joker, the
