@@ -509,7 +509,7 @@ class CardReader:
         size or thinner than ``joker_width`` of their median width (all of them where no
         other index was read: nothing to measure against)."""
         others = [h for h in hits if h.card not in JOKERS]
-        if not others:
+        if not others or len(others) == len(hits):  # nothing to measure against, or no joker
             return hits
         floor = self.joker_scale * float(np.median([h.size for h in others]))
         width_floor = self.joker_width * float(np.median([h.width for h in others]))

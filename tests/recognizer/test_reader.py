@@ -186,33 +186,33 @@ def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
+ACE = Candidate((10.0, 10.0, 40.0, 70.0), 0.9, _probs("AS", 0.95), 0.0, 0.0)  # an index 30 px wide, 60 px tall
+
+
+def _beside_the_ace(reader, box):
+    """The cards read from the ace's index and a joker read at 0.8 in ``box``."""
+    return reader.reading([ACE, Candidate(box, 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards
+
+
 def test_a_joker_far_smaller_than_the_indices_beside_it_is_printed_text(reader):
     """A maker's address under an ace's index reads as a joker: a third of the index's size,
     it is dropped; a joker two thirds the size of the ranks beside it, or alone, is read."""
-    ace = Candidate((10.0, 10.0, 40.0, 70.0), 0.9, _probs("AS", 0.95), 0.0, 0.0)  # 60 px tall
-
-    def beside(box):
-        return reader.reading([ace, Candidate(box, 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards
-
-    assert beside((60.0, 80.0, 80.0, 88.0)) == parse_cards("AS")  # 20 px long
-    assert beside((60.0, 80.0, 100.0, 100.0)) == parse_cards("AS SJ")  # 40 px: a word across
-    assert reader.reading([Candidate((60.0, 80.0, 80.0, 88.0), 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("SJ")
-    assert CardReader(joker_scale=0.0, joker_width=0.0).reading([ace, Candidate((60.0, 80.0, 80.0, 88.0), 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("AS SJ")
+    small = (60.0, 80.0, 80.0, 94.0)  # 20 x 14 px: as thick as a joker may be, too short
+    assert _beside_the_ace(reader, small) == parse_cards("AS")
+    assert _beside_the_ace(reader, (60.0, 80.0, 100.0, 100.0)) == parse_cards("AS SJ")  # 40 px: a word across
+    assert reader.reading([Candidate(small, 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("SJ")
+    assert _beside_the_ace(CardReader(joker_scale=0.0), small) == parse_cards("AS SJ")
 
 
 def test_a_joker_far_thinner_than_the_indices_beside_it_is_a_line_of_print(reader):
     """A bookshop's name printed across an ace reads as a joker: as long as the ace's index
     but a third as thick, it is dropped; a word laid across in letters two thirds as tall as
     the index is wide, or a word stacked down the corner, is a joker."""
-    ace = Candidate((10.0, 10.0, 40.0, 70.0), 0.9, _probs("AS", 0.95), 0.0, 0.0)  # 30 px wide
-
-    def beside(box):
-        return reader.reading([ace, Candidate(box, 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards
-
-    assert beside((60.0, 80.0, 113.0, 90.0)) == parse_cards("AS")  # 53 x 10 px: printed words
-    assert beside((60.0, 80.0, 113.0, 100.0)) == parse_cards("AS SJ")  # 53 x 20 px
-    assert beside((60.0, 80.0, 80.0, 160.0)) == parse_cards("AS SJ")  # 20 x 80 px, stacked
-    assert CardReader(joker_width=0.0).reading([ace, Candidate((60.0, 80.0, 113.0, 90.0), 0.9, _probs("SJ", 0.8), 0.0, 0.0)]).cards == parse_cards("AS SJ")
+    line = (60.0, 80.0, 113.0, 90.0)  # 53 x 10 px: long enough, too thin
+    assert _beside_the_ace(reader, line) == parse_cards("AS")
+    assert _beside_the_ace(reader, (60.0, 80.0, 113.0, 100.0)) == parse_cards("AS SJ")  # 53 x 20 px
+    assert _beside_the_ace(reader, (60.0, 80.0, 80.0, 160.0)) == parse_cards("AS SJ")  # 20 x 80 px, stacked
+    assert _beside_the_ace(CardReader(joker_width=0.0), line) == parse_cards("AS SJ")
 
 
 def test_another_view_adds_a_face_read_fairly_surely_but_a_joker_only_surely(reader):
