@@ -352,8 +352,8 @@ class CardReader:
     side is less than ``joker_width`` of the other indices' (their median width): a line of
     print is long but thin, where a joker's index, a star, a word stacked down the corner or
     laid across it in letters as tall as a rank's, is about as wide as a rank's (the
-    narrowest of 1,479 jokers read on real photos and rendered designs, 0.42 of it; a
-    bookshop's name printed on an ace, 0.33; recognizer/MODEL.md).
+    narrowest of 1,384 jokers read beside other indices on real photos and rendered designs,
+    0.42 of it; a bookshop's name printed on an ace, 0.33; recognizer/MODEL.md).
     """
 
     def __init__(
