@@ -226,6 +226,7 @@ def enroll_deck(args: argparse.Namespace) -> int:
     result = enroll(args.name, data, faces, scenes=args.scenes, epochs=args.epochs, seed=args.seed, borrowed=borrowed)
     print(
         f"enrolled deck {args.name!r}: {result.classifier} ({result.crops} crops, {result.seconds:.0f} s; "
-        f"index crops of the deck held out of the fine-tuning read right {result.before:.1%} -> {result.after:.1%})"
+        f"index crops of scenes held out of the fine-tuning read right {result.before:.1%} -> {result.after:.1%}, "
+        + (f"after epoch {result.epochs_kept} of {args.epochs})" if result.epochs_kept else "no epoch read them better: the classifier is kept unchanged)")
     )
     return 0

@@ -13,7 +13,10 @@ of the ONNX file). The detector, one generic "corner index" pattern, is not adap
 
 The adapted classifier lands in ``DATA/enrolled/NAME/index-classifier.onnx``, with the faces
 as the scene renderer uses them and ``enrolled.json`` (what was done, which jokers were
-borrowed, and the crop accuracy before and after on crops held out of the fine-tuning).
+borrowed, and the crop accuracy before and after on a tenth of the scenes, rendered apart
+and held out of the fine-tuning: crops of the scenes trained on are jittered copies of the same
+indices and would say nothing of a fresh hand). The weights kept are those of the epoch that
+reads the held-out scenes best, or the committed classifier's when none reads them better.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class EnrollResult:
     crops: int
     before: float
     after: float
+    epochs_kept: int
     seconds: float
 
 
@@ -125,15 +129,20 @@ class _Head:
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         return float((self.logits(x).argmax(1) == y).mean()) if len(y) else float("nan")
 
-    def fit(self, x: np.ndarray, y: np.ndarray, epochs: int, seed: int, lr: float = 1e-3, batch: int = 256, smoothing: float = 0.05, pull: float = 1e-3) -> None:
+    def fit(self, x: np.ndarray, y: np.ndarray, epochs: int, seed: int, val: tuple[np.ndarray, np.ndarray],
+            lr: float = 1e-3, batch: int = 256, smoothing: float = 0.05, pull: float = 1e-3) -> int:
         """Adam on cross-entropy with label smoothing, and an L2 pull towards the starting
-        weights (few images of one deck must not undo what many designs taught)."""
+        weights (few images of one deck must not undo what many designs taught). Keeps the
+        weights, after whichever epoch or none, that read the ``val`` crops (of scenes not
+        trained on) best, and returns that epoch: on few scenes fine-tuning can read a
+        deck's fresh scenes worse than the committed classifier, and then it is kept."""
         rng = np.random.default_rng(seed)
         m = [np.zeros_like(p) for p in self.params]
         v = [np.zeros_like(p) for p in self.params]
         step = 0
         target_off = smoothing / N_CLASSES
-        for _ in range(epochs):
+        best, kept, best_params = self.accuracy(*val), 0, [p.copy() for p in self.params]
+        for epoch in range(1, epochs + 1):
             for idx in np.array_split(rng.permutation(len(x)), max(1, len(x) // batch)):
                 w1, b1, w2, b2 = self.params
                 xb = x[idx]
@@ -153,12 +162,17 @@ class _Head:
                     m[i] = 0.9 * m[i] + 0.1 * g
                     v[i] = 0.999 * v[i] + 0.001 * g * g
                     self.params[i] -= lr * (m[i] / (1 - 0.9**step)) / (np.sqrt(v[i] / (1 - 0.999**step)) + 1e-8)
+            if (score := self.accuracy(*val)) > best:
+                best, kept, best_params = score, epoch, [p.copy() for p in self.params]
+        self.params = best_params
+        return kept
 
 
 def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed: int, detector: IndexDetector | None = None) -> EnrollResult:
-    """Fine-tune the head of the classifier at ``base`` on index crops of ``scenes``
-    rendered scenes of ``deck`` (positives at the detector's box jitter, "not an index"
-    boxes elsewhere and the detector's own false hits); write the adapted copy to ``out``."""
+    """Fine-tune the head of the classifier at ``base`` on index crops of nine tenths of
+    ``scenes`` rendered scenes of ``deck`` (positives at the detector's box jitter, "not an
+    index" boxes elsewhere and the detector's own false hits), judged on the other tenth;
+    write the adapted copy to ``out``."""
     import onnx
     from onnx import numpy_helper
 
@@ -170,14 +184,13 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     init = {i.name: i for i in model.graph.initializer}
     head = _Head(*(numpy_helper.to_array(init[n]) for n in (g1.input[1], g1.input[2], g2.input[1], g2.input[2])))
     mine = detector or IndexDetector(MODELS / "index-detector.onnx", det_conf=0.1, threads=1)
-    crops, labels = render_classifier_set(scenes, seed, deck, jitters=JITTERS, detector=mine)
-    feats = _features(model, crops)
-    order = np.random.default_rng(seed).permutation(len(feats))
-    n_val = max(1, len(feats) // 10)
-    val, train = order[:n_val], order[n_val:]
-    before = head.accuracy(feats[val], labels[val])
-    head.fit(feats[train], labels[train], epochs, seed)
-    after = head.accuracy(feats[val], labels[val])
+    n_val = max(1, scenes // 10)
+    crops, labels = render_classifier_set(scenes - n_val, seed, deck, jitters=JITTERS, detector=mine)
+    val_crops, val_labels = render_classifier_set(n_val, seed + 1, deck, jitters=JITTERS, detector=mine)
+    feats, val_feats = _features(model, crops), _features(model, val_crops)
+    before = head.accuracy(val_feats, val_labels)
+    kept = head.fit(feats, labels, epochs, seed, val=(val_feats, val_labels))
+    after = head.accuracy(val_feats, val_labels)
     for name, value in zip((g1.input[1], g1.input[2], g2.input[1], g2.input[2]), head.params):
         init[name].CopyFrom(numpy_helper.from_array(value.astype(np.float32), name))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,7 +198,7 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     onnx.save(model, str(tmp))
     tmp.replace(out)
     _session(out, 1)  # the adapted file loads as the reader will load it
-    return EnrollResult(out, len(feats), before, after, time.perf_counter() - t0)
+    return EnrollResult(out, len(feats), before, after, kept, time.perf_counter() - t0)
 
 
 def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1500, epochs: int = 6, seed: int = 0,
@@ -211,6 +224,7 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
                 "borrowed": {"faces": [card_name(c) for c in borrowed], "design": JOKER_DESIGN} if borrowed else None,
                 "crops": result.crops,
                 "held_out_crop_accuracy": {"before": round(result.before, 4), "after": round(result.after, 4)},
+                "epochs_kept": result.epochs_kept,
                 "seconds": round(result.seconds, 1),
             },
             indent=1,
