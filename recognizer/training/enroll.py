@@ -236,13 +236,13 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1
 def design_named(name: str, data: Path):
     """A procedural design by name (the named and held-out ones), or an installed real deck."""
     from recognizer.training.synth import HELD_OUT_PROCEDURAL, PROCEDURAL_DESIGNS
-    from recognizer.training.synth.decks import prepare_decks
+    from recognizer.training.synth.decks import DECKS, prepare_decks
 
     for design in (*PROCEDURAL_DESIGNS, *HELD_OUT_PROCEDURAL):
         if design.name == name:
             return design
-    for deck in prepare_decks(data, install=False):
-        if deck.name == name:
+    if any(src.name == name and src.standard for src in DECKS):  # render only the deck named, not every deck to say "no such deck"
+        for deck in prepare_decks(data, names=(name,), install=False):
             return deck
     names = ", ".join(d.name for d in (*PROCEDURAL_DESIGNS[:3], *HELD_OUT_PROCEDURAL))
     raise EnrollError(f"no rendered design named {name!r} (e.g. {names}, ...; real decks once their Debian packages are installed)")
