@@ -201,7 +201,7 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     return EnrollResult(out, len(feats), before, after, kept, time.perf_counter() - t0)
 
 
-def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int = 1500, epochs: int = 6, seed: int = 0,
+def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int, epochs: int, seed: int = 0,
            base: Path | None = None, borrowed: Sequence[Card] = ()) -> EnrollResult:
     """Enrol the deck whose ``faces`` are given as ``name`` under ``data``; ``borrowed``: the
     faces among them that are a packaged design's, not the deck's (its jokers, when photographed
