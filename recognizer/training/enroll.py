@@ -186,6 +186,7 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     mine = detector or IndexDetector(MODELS / "index-detector.onnx", det_conf=0.1, threads=1)
     n_val = max(1, scenes // 10)
     crops, labels = render_classifier_set(scenes - n_val, seed, deck, jitters=JITTERS, detector=mine)
+    # another seed's scenes: each seed numbers its own from seed x 1,000,003, so none is trained on
     val_crops, val_labels = render_classifier_set(n_val, seed + 1, deck, jitters=JITTERS, detector=mine)
     feats, val_feats = _features(model, crops), _features(model, val_crops)
     before = head.accuracy(val_feats, val_labels)
