@@ -16,7 +16,7 @@ as the scene renderer uses them and ``enrolled.json`` (what was done, which joke
 borrowed, and the crop accuracy before and after on a tenth of the scenes, rendered apart
 and held out of the fine-tuning: crops of the scenes trained on are jittered copies of the same
 indices and would say nothing of a fresh hand). The weights kept are those of the epoch that
-reads the held-out scenes best, or the committed classifier's when none reads them better.
+reads the held-out scenes best, or the base classifier's when none reads them better.
 """
 
 from __future__ import annotations
@@ -127,15 +127,15 @@ class _Head:
         return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
-        return float((self.logits(x).argmax(1) == y).mean()) if len(y) else float("nan")
+        return float((self.logits(x).argmax(1) == y).mean())
 
     def fit(self, x: np.ndarray, y: np.ndarray, epochs: int, seed: int, val: tuple[np.ndarray, np.ndarray],
             lr: float = 1e-3, batch: int = 256, smoothing: float = 0.05, pull: float = 1e-3) -> int:
         """Adam on cross-entropy with label smoothing, and an L2 pull towards the starting
         weights (few images of one deck must not undo what many designs taught). Keeps the
         weights, after whichever epoch or none, that read the ``val`` crops (of scenes not
-        trained on) best, and returns that epoch: on few scenes fine-tuning can read a
-        deck's fresh scenes worse than the committed classifier, and then it is kept."""
+        trained on) best, and returns that epoch (0: the starting weights): on few scenes
+        fine-tuning can read a deck's fresh scenes worse than the classifier it started from."""
         rng = np.random.default_rng(seed)
         m = [np.zeros_like(p) for p in self.params]
         v = [np.zeros_like(p) for p in self.params]

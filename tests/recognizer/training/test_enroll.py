@@ -33,8 +33,8 @@ def accuracy(classifier, crops, labels):
 
 def test_enrolling_a_held_out_design_reads_its_indices_better(tmp_path, faces_dir, capsys):
     data = tmp_path / "data"
-    # 600 scenes: on a few dozen, fine-tuning reads fresh scenes no better (about as often
-    # worse as better, by a few crops); from a few hundred on it gains surely.
+    # 600 scenes: on 60, fine-tuning read fresh scenes mostly a little worse than the
+    # committed classifier, by a few crops; at 600 better after every epoch (MODEL.md).
     assert main(["deck", "enroll", "--faces", str(faces_dir), "--name", "club-deck", "--data", str(data), "--scenes", "600", "--epochs", "4"]) == 0
     assert "enrolled deck 'club-deck'" in capsys.readouterr().out
     adapted = data / "enrolled" / "club-deck" / "index-classifier.onnx"
@@ -111,9 +111,18 @@ def test_fine_tuning_that_reads_held_out_scenes_no_better_keeps_the_weights_it_s
     assert all(np.array_equal(a, b) for a, b in zip(head.params, start))
 
 
-def test_fine_tuning_keeps_the_epoch_that_reads_held_out_scenes_best():
-    head, train, val = _head_and_features()
-    y_train, y_val = ((x[:, 0] > 0).astype(int) * 7 for x in (train, val))  # learnable: class 0 or 7 by one feature's sign
-    before = head.accuracy(val, y_val)
-    kept = head.fit(train, y_train, 5, 0, val=(val, y_val), lr=1e-2)
-    assert 1 <= kept <= 5 and head.accuracy(val, y_val) > before
+def test_fine_tuning_keeps_the_epoch_that_reads_held_out_scenes_best_not_the_last():
+    """A learnable rule (class 0 or 7 by one feature's sign) at a step large enough to
+    overshoot: some epoch reads the held-out scenes worse than one before it, and the
+    weights kept are those of the best epoch seen, which a shorter fit (the same first
+    epochs) never beats."""
+
+    def fitted(epochs):
+        head, train, val = _head_and_features()
+        y_train, y_val = ((x[:, 0] > 0).astype(int) * 7 for x in (train, val))
+        before = head.accuracy(val, y_val)
+        return head.fit(train, y_train, epochs, 0, val=(val, y_val), lr=1.0), head.accuracy(val, y_val), before
+
+    kept, best, before = fitted(6)
+    assert 1 <= kept <= 6 and best > before
+    assert best == max(fitted(epochs)[1] for epochs in range(1, 7))
