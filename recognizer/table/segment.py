@@ -17,6 +17,10 @@ play ``P`` that lay in the area:
   reports it as ``cleared``: whether the cards were taken back into the hand or swept at
   the end of a trick, only the whole table can tell (:class:`~.watcher.TableWatcher`);
 * ``S`` inside ``P``: part of the last play is hidden or being swept away — no play;
+* ``S`` as many cards as ``L``, and either reading among the reader's alternatives of the
+  other: the same cards read anew (a hand laying a token over them moved the area, and it
+  was read again) — no play. A misread corrected so is no second play by the seat, which
+  the referee would flag out of turn; the play stays as first read, with its doubt;
 * ``S`` strictly contains a non-empty ``P``: cards were laid beside the last play — a
   play of the added cards ``S - P``;
 * otherwise: a play of ``S``.
@@ -101,6 +105,7 @@ class AreaSegmenter:
         self._at_least = 0
         self._committed = False
         self._last: AreaState | None = None
+        self._last_alternatives: Readings | None = None
         self._last_play: tuple[int, ...] = ()
 
     @property
@@ -150,12 +155,16 @@ class AreaSegmenter:
 
     def _commit(self, state: AreaState) -> list[Observation]:
         last, self._last = self._last, state
+        last_alternatives, self._last_alternatives = self._last_alternatives, self._alternatives
         if last is None:
             self._last_play = state.cards
             return []
         t, frame = self._since
         found: list[Observation] = []
-        if state.cards != last.cards:
+        if state.cards != last.cards and _read_anew(last.cards, last_alternatives, state.cards, self._alternatives):
+            if Counter(self._last_play) == Counter(last.cards):
+                self._last_play = state.cards
+        elif state.cards != last.cards:
             before = self._last_play
             played = self._played(state.cards, t)
             if played:
@@ -182,3 +191,11 @@ class AreaSegmenter:
         if last_play and last_play < seen:
             return tuple(sorted((seen - last_play).elements()))
         return cards
+
+
+def _read_anew(before: tuple[int, ...], before_others: Readings | None, now: tuple[int, ...], now_others: Readings | None) -> bool:
+    """Whether cards ``now`` shown where ``before`` lay are the same cards read again: as many
+    of them, and either reading one the reader gave as an alternative of the other."""
+    if not before or len(before) != len(now):
+        return False
+    return any(tuple(sorted(c)) == now for c, _ in before_others or ()) or any(tuple(sorted(c)) == before for c, _ in now_others or ())

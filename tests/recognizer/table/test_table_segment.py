@@ -100,6 +100,37 @@ def test_a_different_multiset_replaces_the_last_play():
     assert [o.cards for o in found][-1] == tuple(sorted(parse_cards("QS QD")))
 
 
+def _cards(text: str) -> tuple:
+    return tuple(sorted(parse_cards(text)))
+
+
+def hold(seg: AreaSegmenter, t: float, frame: int, seconds: float, s: AreaState | None, **reading) -> list:
+    """Feed ``s`` (with the reader's ``confidence``, ``alternatives``, ...) for ``seconds`` at 10 fps from ``t``."""
+    return [o for k in range(round(seconds * 10)) for o in seg.feed(round(t + k / 10, 6), frame + k, s, **reading)]
+
+
+def test_the_same_cards_read_anew_as_an_alternative_of_the_last_read_are_no_second_play():
+    # E lays 4C 4C, read 4S 4C (4C 4C its alternative); laying a pass token on them later
+    # moves the area, and it reads 4C 4C: the pass alone, not a second play by E.
+    seg = AreaSegmenter("E", stable_s=0.5)
+    misread = ((_cards("4C 4C"), 0.42), (_cards("4D 4C"), 0.02))
+    found = hold(seg, 0.0, 0, 1.0, state()) + hold(seg, 1.0, 10, 1.0, state("4S 4C"), confidence=0.46, alternatives=misread)
+    found += hold(seg, 2.0, 20, 0.2, None)
+    # the new reading lists the old one among its own alternatives: that alone is enough too
+    found += hold(seg, 2.2, 22, 1.0, state("4C 4C", "pass"), confidence=0.48, alternatives=((_cards("4S 4C"), 0.34),))
+    assert [(o.type, o.cards) for o in found] == [("play", _cards("4S 4C")), ("pass", ())]
+    # a card laid beside them later is a play of that card alone
+    found = hold(seg, 3.2, 32, 0.2, None) + hold(seg, 3.4, 34, 1.0, state("4C 4C 9H", "pass"))
+    assert [(o.type, o.cards) for o in found] == [("play", _cards("9H"))]
+
+
+def test_a_new_reading_of_as_many_cards_that_no_read_listed_is_a_play():
+    seg = AreaSegmenter("E", stable_s=0.5)
+    found = hold(seg, 0.0, 0, 1.0, state()) + hold(seg, 1.0, 10, 1.0, state("4S 4C"), alternatives=((_cards("4C 4C"), 0.42),))
+    found += hold(seg, 2.0, 20, 0.2, None) + hold(seg, 2.2, 22, 1.0, state("KS KD"))
+    assert [(o.type, o.cards) for o in found] == [("play", _cards("4S 4C")), ("play", _cards("KS KD"))]
+
+
 def test_two_identical_faces_count_twice():
     seg = AreaSegmenter("S", stable_s=0.5)
     found = run(seg, [(1.0, state()), (1.0, state("9S")), (0.2, None), (1.0, state("9S 9S"))])
