@@ -1,4 +1,4 @@
-"""``guandan-ref recognize``, ``train-recognizer``, ``blend-classifiers`` and ``deck enroll``.
+"""``guandan-ref recognize``, ``train-recognizer``, ``blend-classifiers``, ``quantize-classifier`` and ``deck enroll``.
 
 ``recognize IMAGE... --json`` prints one JSON object per image per line: ``image``,
 ``cards`` (the multiset read, in notation, sorted by rank then suit), ``detections``
@@ -66,6 +66,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("members", nargs="+", metavar="PT[:WEIGHT]", help="an index-classifier.pt (a plain one) and its weight (default 1)")
     b.add_argument("--out", metavar="DIR", type=Path, required=True, help="folder for the blend's index-classifier.pt and .onnx")
     b.set_defaults(handler=blend)
+
+    q = sub.add_parser("quantize-classifier", help="write the int8 copy of a models folder's index classifier, which the reader then runs (needs the 'enroll' extra: onnx)")
+    q.add_argument("--models", metavar="DIR", type=Path, help="folder with index-detector.onnx and the float index-classifier.onnx (default the installed models)")
+    q.add_argument("--real", metavar="DIR", type=Path, help="labelled real photographs laid out like ../shared/realtrain: every third of their training split is read for calibration crops too")
+    q.add_argument("--scenes", type=int, default=120, help="rendered scenes of the training designs read for calibration crops (default 120)")
+    q.add_argument("--seed", type=int, default=0)
+    q.set_defaults(handler=quantize)
 
     deck = sub.add_parser("deck", help="card decks of this tournament")
     deck_sub = deck.add_subparsers(dest="deck_command", required=True)
@@ -168,7 +175,7 @@ def train(args: argparse.Namespace) -> int:
         print(f"classifier: {classifier}")
     if args.install:
         training.install_models(detector, classifier)
-        print(f"installed into {training.PACKAGE_MODELS}")
+        print(f"installed into {training.PACKAGE_MODELS}" + ("; the classifier runs as float until 'guandan-ref quantize-classifier --real DIR' makes its int8 copy" if classifier else ""))
     return 0
 
 
@@ -204,6 +211,34 @@ def blend(args: argparse.Namespace) -> int:
 
     out = blend_files([_member(m) for m in args.members], args.out)
     print(f"blend of {len(args.members)} classifiers: {out} and {out.with_suffix('.pt')}")
+    return 0
+
+
+def quantize(args: argparse.Namespace) -> int:
+    import cv2
+    import numpy as np
+
+    from recognizer.decks import data_folder
+    from recognizer.training.quantize import CALIBRATION_CROPS, calibration_scenes, quantize_classifier, reader_crops
+    from recognizer.reader import MODELS, CardReader, _session
+    from recognizer.training.realtrain import load_labelled, split_by_blocks
+    from recognizer.training.synth.decks import prepare_decks, training_design_sampler
+
+    models = args.models or MODELS
+    classifier = models / "index-classifier.onnx"
+    if args.scenes < 0:
+        raise ValueError(f"--scenes must be at least 0, got {args.scenes}")
+    reader = CardReader(models, threads=1)
+    reader.classifier = _session(classifier, 1)  # calibrate on what the float network is shown, whatever copy lies beside it
+    images = []
+    if args.real:
+        train, _ = split_by_blocks([p for p in load_labelled(args.real) if p.boxes])
+        images += [cv2.imread(str(p.path), cv2.IMREAD_COLOR) for p in train[::3]]
+    sampler = training_design_sampler(prepare_decks(data_folder(), install=False))
+    crops = np.concatenate([reader_crops(reader, images), reader_crops(reader, calibration_scenes(sampler, args.scenes, args.seed))])
+    out = quantize_classifier(classifier, crops, args.seed)
+    print(f"{out}: int8, calibrated on {min(len(crops), CALIBRATION_CROPS):,} of the {len(crops):,} crops the reader cut from "
+          f"{len(images)} real photos and {args.scenes} rendered scenes")
     return 0
 
 

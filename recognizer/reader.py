@@ -1,7 +1,8 @@
 """Read the cards in one image (a rectified play area, or any photo) without torch.
 
 Two ONNX models run under onnxruntime: a one-class YOLO finds corner indices, a small
-classifier names each crop (face, upright or upside down, or "not an index"), and
+classifier names each crop (face, upright or upside down, or "not an index"; its int8 copy
+where one was made from it, :func:`int8_classifier`), and
 :mod:`recognizer.geometry` turns the indices into a multiset. Both models ship in
 ``recognizer/models`` (how they were made: ``recognizer/MODEL.md``).
 
@@ -14,7 +15,9 @@ training designs and an ``uncertain`` flag below the trusted threshold.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -45,6 +48,10 @@ file says in ``<name>.json`` how unsure a read must be to be read again at
 :data:`REFINE_TURNS` (:func:`classifier_refine_below`); one that never learnt court art and
 printed words at those turns as "not an index" reads them there as jokers, so without it
 the reader does not."""
+FRAME_ALWAYS = 2.0
+"""``frame_again_below`` that frames every crop again (no read is as sure as 2): a classifier
+file says in ``<name>.json`` how sure a crop's first framing may be and still be read in the
+further ones (:func:`classifier_frame_again_below`)."""
 REFINE_TURNS = (-45.0, -22.5, 22.5)
 """With the two views a quarter turn apart, each view and these turns of it read an index
 within 11.25 degrees of square on, whatever its angle."""
@@ -189,6 +196,49 @@ def classifier_refine_below(classifier: Path) -> float:
     return float(_model_setting(classifier, "refine_below", REFINE_OFF, valid, "a number in [-1, 1]"))
 
 
+FLOAT_DIGEST = "float_sha256"
+"""The metadata key under which an int8 classifier names the float file it was made from."""
+
+
+def int8_classifier(classifier: Path) -> Path:
+    """Where the int8 copy of a classifier file lies (``<name>.int8.onnx`` beside it, written by
+    :func:`recognizer.training.quantize.quantize_classifier`)."""
+    return Path(classifier).with_name(Path(classifier).stem + ".int8.onnx")
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: what ties an int8 copy to the float file it was made from
+    (a file's name and time say nothing once a classifier is installed or enrolled again)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _classifier_session(classifier: Path, threads: int):
+    """The session the reader classifies with: the int8 copy of ``classifier`` where one lies
+    beside it made from this very file (its metadata names the file's SHA-256), else the
+    float file itself. A copy left from an earlier float file (a classifier installed or
+    enrolled again, not quantized again) is passed over with a warning, not run."""
+    int8 = int8_classifier(classifier)
+    if int8.exists() and Path(classifier).exists():
+        session = _session(int8, threads)
+        if session.get_modelmeta().custom_metadata_map.get(FLOAT_DIGEST) == file_digest(classifier):
+            return session
+        warnings.warn(f"{int8} was not made from {classifier} as it now is: reading with the float file "
+                      f"(make it again: guandan-ref quantize-classifier --models {classifier.parent})", stacklevel=3)
+    return _session(classifier, threads)
+
+
+def classifier_frame_again_below(classifier: Path) -> float:
+    """Below what surety a crop of a classifier file is read in the reader's further framings
+    (``"frame_again_below"`` in ``<name>.json`` beside it): a crop read surer in its first
+    framing keeps that read, and the framings after it, which cost as much again, are spared.
+    :data:`FRAME_ALWAYS` when none is set. Set for the installed blend at 0.9: on the real
+    photo sets no crop that sure in its first framing was named otherwise by the mean of both,
+    and 40 % of the crops are (recognizer/MODEL.md)."""
+    valid = lambda v: v is None or (isinstance(v, (int, float)) and 0 <= v <= 1)  # noqa: E731
+    value = _model_setting(classifier, "frame_again_below", None, valid, "a number in [0, 1]")
+    return FRAME_ALWAYS if value is None else float(value)
+
+
 def _session(path: Path, threads: int):
     import onnxruntime as ort
 
@@ -321,7 +371,9 @@ class CardReader:
     :attr:`AreaReading.confidence` above that floor). ``views`` is how many crops of each
     box the classifier sees (the box as detected, then grown by :data:`VIEW_GROWTH` per
     view) before their probabilities are averaged: a box the detector placed loosely on
-    an unseen deck is then read from a second framing too. ``passes`` is how many rotated
+    an unseen deck is then read from a second framing too; a crop read at least
+    ``frame_again_below`` sure (of a face or of "not an index") in its first framing keeps
+    that read (default: the classifier file's, see :func:`classifier_frame_again_below`). ``passes`` is how many rotated
     views of the image the reader looks in (:func:`recognizer.orientation.pass_angles`:
     evenly over half a turn from the image's dominant edge direction with ``deskew``);
     ``passes=1, deskew=False`` is the upright-only reader. ``classifier`` replaces the
@@ -376,17 +428,19 @@ class CardReader:
         tile: int = 640,
         detect_once: bool | None = None,
         refine_below: float | None = None,
+        frame_again_below: float | None = None,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
         self.detect_once = detector_turns(folder / "index-detector.onnx") if detect_once is None else detect_once
         classifier_file = Path(classifier) if classifier is not None else folder / "index-classifier.onnx"
-        self.classifier = _session(classifier_file, threads)
+        self.classifier = _classifier_session(classifier_file, threads)
         self.temperature = classifier_temperature(classifier_file)
         self.min_conf = min_conf
         if views < 1:
             raise ValueError(f"views must be at least 1, got {views}")
         self.views = views
+        self.frame_again_below = classifier_frame_again_below(classifier_file) if frame_again_below is None else frame_again_below
         if passes < 1:
             raise ValueError(f"passes must be at least 1, got {passes}")
         self.passes = passes
@@ -454,12 +508,23 @@ class CardReader:
 
     def _classify(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]]) -> np.ndarray:
         """The class probabilities of each asked crop (a box in the frame of the image turned
-        by an angle), averaged over the reader's ``views`` framings of it."""
-        crops = np.stack([crop_index(image_bgr, _grown(box, v * VIEW_GROWTH), angle) for v in range(self.views) for box, angle in asks])
+        by an angle), averaged over the reader's ``views`` framings of it where the first
+        framing reads it less surely than ``frame_again_below``."""
+        probs = self._probabilities(image_bgr, asks, 0)
+        face = probs[:, :N_FACES] + probs[:, N_FACES : 2 * N_FACES]
+        again = np.flatnonzero(np.maximum(face.max(1), probs[:, NOT_INDEX]) < self.frame_again_below)
+        if again.size:
+            asked = [asks[i] for i in again]
+            probs[again] = np.mean([probs[again]] + [self._probabilities(image_bgr, asked, v) for v in range(1, self.views)], axis=0)
+        return probs
+
+    def _probabilities(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], framing: int) -> np.ndarray:
+        """The classifier's class probabilities of each asked crop in one framing (the box
+        grown by ``framing`` times :data:`VIEW_GROWTH` per side)."""
+        crops = np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
-        probs /= probs.sum(1, keepdims=True)
-        return probs.reshape(self.views, len(asks), -1).mean(0)
+        return probs / probs.sum(1, keepdims=True)
 
     def reading(
         self, candidates: list[Candidate], det_conf: float | None = None, min_conf: float | None = None, joker_conf: float | None = None

@@ -17,6 +17,7 @@ borrowed, and the crop accuracy before and after on a tenth of the scenes, rende
 and held out of the fine-tuning: crops of the scenes trained on are jittered copies of the same
 indices and would say nothing of a fresh hand). The weights kept are those of the epoch that
 reads the held-out scenes best, or the base classifier's when none reads them better.
+Its int8 copy, which the reader runs (:mod:`recognizer.training.quantize`), lies beside it.
 """
 
 from __future__ import annotations
@@ -32,13 +33,27 @@ import numpy as np
 
 from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
-from recognizer.reader import MODELS, REFINE_OFF, IndexDetector, _session, classifier_refine_below
+from recognizer.training.quantize import calibration_scenes, quantize_classifier, reader_crops
+from recognizer.reader import (
+    FRAME_ALWAYS,
+    MODELS,
+    REFINE_OFF,
+    CardReader,
+    IndexDetector,
+    _session,
+    classifier_frame_again_below,
+    classifier_refine_below,
+    int8_classifier,
+)
 from recognizer.training.synth.decks import RENDER_H, RealDeck
 from recognizer.training.synth.photos import JOKER_DESIGN, card_shaped
 from referee.cards import FACES, Card, card_name
 
 JITTERS = 4
 """Crops cut per shown index (the detector's box jitter): crops are cheap, scenes are not."""
+CALIBRATION_SCENES = 60
+"""Rendered scenes of the deck whose crops, as the reader cuts them, set the int8 copy's
+activation ranges (:mod:`recognizer.training.quantize`): about six seconds more."""
 
 
 class EnrollError(ValueError):
@@ -195,6 +210,7 @@ def adapt_classifier(base: Path, deck, out: Path, scenes: int, epochs: int, seed
     for name, value in zip((g1.input[1], g1.input[2], g2.input[1], g2.input[2]), head.params):
         init[name].CopyFrom(numpy_helper.from_array(value.astype(np.float32), name))
     out.parent.mkdir(parents=True, exist_ok=True)
+    int8_classifier(out).unlink(missing_ok=True)  # an earlier enrolment's copy: made again from this file (enroll)
     tmp = out.with_suffix(".tmp")
     onnx.save(model, str(tmp))
     tmp.replace(out)
@@ -212,9 +228,12 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int, ep
     deck = deck_from_faces(faces, name, folder / "faces", detector)
     base = base or MODELS / "index-classifier.onnx"
     result = adapt_classifier(base, deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
-    refine = classifier_refine_below(base)
-    if refine != REFINE_OFF:  # the adapted classifier keeps the base one's features: it reads unsure boxes again as the base does
-        (folder / DECK_CLASSIFIER).with_suffix(".json").write_text(json.dumps({"refine_below": refine}) + "\n")
+    settings = {"refine_below": (classifier_refine_below(base), REFINE_OFF), "frame_again_below": (classifier_frame_again_below(base), FRAME_ALWAYS)}
+    kept = {key: value for key, (value, unset) in settings.items() if value != unset}
+    if kept:  # the adapted classifier keeps the base one's features: it reads unsure boxes again, and frames crops, as the base does
+        (folder / DECK_CLASSIFIER).with_suffix(".json").write_text(json.dumps(kept) + "\n")
+    reader = CardReader(classifier=result.classifier, threads=1)  # the deck's reader, as it will read (settings included)
+    quantize_classifier(result.classifier, reader_crops(reader, calibration_scenes(deck, CALIBRATION_SCENES, seed)), seed)
     (folder / "enrolled.json").write_text(
         json.dumps(
             {

@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
+from recognizer.reader import int8_classifier
 from recognizer.training.synth.scenes import random_hand, render_scene
 from referee.cards import BJ, SJ, is_joker
 
@@ -135,11 +136,15 @@ def train_detector(work: Path, images: int, epochs: int, seed: int, sampler=None
 
 def install_models(detector_onnx: Path | None, classifier_onnx: Path | None, dest: Path = PACKAGE_MODELS) -> None:
     """Copy trained ONNX files to where :class:`recognizer.reader.CardReader` loads them,
-    with the weights they were exported from (the start of a later ``--*-init`` run)."""
+    with the weights they were exported from (the start of a later ``--*-init`` run). The
+    int8 copy of the classifier replaced goes (the reader would pass it over anyway): the new
+    one runs as float until ``guandan-ref quantize-classifier`` makes its own."""
     for src, name in ((detector_onnx, "index-detector"), (classifier_onnx, "index-classifier")):
         if src is not None:
             shutil.copyfile(src, dest / f"{name}.onnx")
             shutil.copyfile(src.with_suffix(".pt"), dest / f"{name}.pt")
+    if classifier_onnx is not None:
+        int8_classifier(dest / "index-classifier.onnx").unlink(missing_ok=True)
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

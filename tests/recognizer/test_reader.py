@@ -80,6 +80,25 @@ def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp
         CardReader(tmp_path)
 
 
+def test_a_crop_read_surely_in_its_first_framing_is_not_framed_again(tmp_path):
+    import shutil
+
+    from recognizer.training.quantize import reader_crops
+    from recognizer.reader import FRAME_ALWAYS, MODELS
+
+    image = lay_row(parse_cards("7H 7H 8S QD"), HELD_OUT_PROCEDURAL[0])
+    always, sure, never = (CardReader(frame_again_below=v) for v in (FRAME_ALWAYS, 0.9, 0.0))
+    cut = {name: len(reader_crops(r, [image])) for name, r in (("always", always), ("sure", sure), ("never", never))}
+    assert cut["always"] > cut["sure"] > cut["never"], cut
+    assert always.read(image).cards == sure.read(image).cards == sorted(parse_cards("7H 7H 8S QD"))
+    for name in ("index-detector.onnx", "index-classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    assert CardReader(tmp_path).frame_again_below == FRAME_ALWAYS  # no setting: every crop framed again
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"frame_again_below": 1.5}))
+    with pytest.raises(ValueError, match="frame_again_below must be a number in"):
+        CardReader(tmp_path)
+
+
 def test_each_card_has_its_top_faces_with_probabilities_the_read_one_first(reader):
     cards = parse_cards("7H 7H 8S QD")
     reading = reader.read(lay_row(cards, HELD_OUT_PROCEDURAL[0]))
@@ -97,9 +116,10 @@ def test_a_temperature_file_softens_the_alternatives(tmp_path):
 
     from recognizer.reader import MODELS
 
-    for name in ("index-detector.onnx", "index-classifier.onnx"):
+    for name in ("index-detector.onnx", "index-detector.json", "index-classifier.onnx", "index-classifier.int8.onnx"):
         shutil.copyfile(MODELS / name, tmp_path / name)
-    (tmp_path / "index-classifier.json").write_text(json.dumps({"temperature": 3.0}))
+    settings = json.loads((MODELS / "index-classifier.json").read_text())  # the installed reader's, but for the temperature
+    (tmp_path / "index-classifier.json").write_text(json.dumps({**settings, "temperature": 3.0}))
     image = lay_row(parse_cards("9C 9D"), HELD_OUT_PROCEDURAL[0])
     sharp, soft = CardReader().read(image), CardReader(tmp_path).read(image)
     assert soft.cards == sharp.cards and soft.card_confidence == sharp.card_confidence

@@ -1,13 +1,14 @@
 """Enrolling a deck: faces in, the classifier adapted to them, read with --deck."""
 
 import json
+import warnings
 
 import cv2
 import numpy as np
 import pytest
 
 from recognizer.crops import N_CLASSES, to_tensor
-from recognizer.reader import MODELS, _session, classifier_refine_below
+from recognizer.reader import FLOAT_DIGEST, MODELS, CardReader, _session, classifier_frame_again_below, classifier_refine_below, file_digest, int8_classifier
 from recognizer.training.synth.photos import FacesError, faces_of_design, read_faces
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.train import render_classifier_set
@@ -46,8 +47,14 @@ def test_enrolling_a_held_out_design_reads_its_indices_better(tmp_path, faces_di
     crops, labels = render_classifier_set(100, 424_242, DESIGN)
     base, enrolled = accuracy(MODELS / "index-classifier.onnx", crops, labels), accuracy(adapted, crops, labels)
     assert enrolled > base, (base, enrolled)
-    # it reads unsure boxes again at turns exactly when the installed classifier does
+    # its int8 copy, which the reader runs, was made from it and reads them better too
+    assert accuracy(int8_classifier(adapted), crops, labels) > base
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert CardReader(classifier=adapted).classifier.get_modelmeta().custom_metadata_map[FLOAT_DIGEST] == file_digest(adapted)
+    # it reads unsure boxes again at turns, and frames crops again, exactly as the installed classifier does
     assert classifier_refine_below(adapted) == classifier_refine_below(MODELS / "index-classifier.onnx")
+    assert classifier_frame_again_below(adapted) == classifier_frame_again_below(MODELS / "index-classifier.onnx") < 1
     # recognize and watch take --deck NAME
     photo = tmp_path / "row.png"
     cv2.imwrite(str(photo), np.full((200, 300, 3), 90, np.uint8))
