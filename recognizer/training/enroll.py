@@ -230,8 +230,11 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int, ep
     result = adapt_classifier(base, deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
     settings = {"refine_below": (classifier_refine_below(base), REFINE_OFF), "frame_again_below": (classifier_frame_again_below(base), FRAME_ALWAYS)}
     kept = {key: value for key, (value, unset) in settings.items() if value != unset}
+    meta = (folder / DECK_CLASSIFIER).with_suffix(".json")
     if kept:  # the adapted classifier keeps the base one's features: it reads unsure boxes again, and frames crops, as the base does
-        (folder / DECK_CLASSIFIER).with_suffix(".json").write_text(json.dumps(kept) + "\n")
+        meta.write_text(json.dumps(kept) + "\n")
+    else:  # nor an earlier enrolment's settings, from another base
+        meta.unlink(missing_ok=True)
     reader = CardReader(classifier=result.classifier, threads=1)  # the deck's reader, as it will read (settings included)
     quantize_classifier(result.classifier, reader_crops(reader, calibration_scenes(deck, CALIBRATION_SCENES, seed)), seed)
     (folder / "enrolled.json").write_text(

@@ -133,3 +133,24 @@ def test_fine_tuning_keeps_the_epoch_that_reads_held_out_scenes_best_not_the_las
     kept, best, before = fitted(6)
     assert 1 <= kept <= 6 and best > before
     assert best == max(fitted(epochs)[1] for epochs in range(1, 7))
+
+
+def test_a_deck_enrolled_again_on_a_base_without_reader_settings_keeps_none_of_the_earlier_ones(tmp_path, faces_dir):
+    import shutil
+
+    from recognizer.reader import FRAME_ALWAYS, REFINE_OFF
+    from recognizer.training.enroll import enroll
+
+    base = tmp_path / "base" / "index-classifier.onnx"
+    base.parent.mkdir()
+    shutil.copyfile(MODELS / "index-classifier.onnx", base)  # no .json beside it: no reader settings
+    faces, _ = read_faces(faces_dir)
+    data = tmp_path / "data"
+    enroll("club", data, faces, scenes=10, epochs=1)  # on the installed base: its settings copied
+    adapted = data / "enrolled" / "club" / "index-classifier.onnx"
+    assert classifier_refine_below(adapted) != REFINE_OFF and classifier_frame_again_below(adapted) != FRAME_ALWAYS
+    enroll("club", data, faces, scenes=10, epochs=1, base=base)
+    assert classifier_refine_below(adapted) == REFINE_OFF and classifier_frame_again_below(adapted) == FRAME_ALWAYS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its int8 copy made again from the new file
+        CardReader(classifier=adapted)
