@@ -30,7 +30,7 @@ import onnx
 from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
 from onnxruntime.quantization.shape_inference import quant_pre_process
 
-from recognizer.crops import to_tensor
+from recognizer.crops import CROP_H, CROP_W, to_tensor
 from recognizer.reader import FLOAT_DIGEST, CardReader, file_digest, int8_classifier
 from recognizer.training.synth.scenes import render_scene
 
@@ -101,7 +101,7 @@ def reader_crops(reader: CardReader, images) -> np.ndarray:
     finally:
         reader.classifier = recording.session
     if not recording.inputs:
-        return np.zeros((0, 1, 1, 3), np.uint8)
+        return np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
     x = np.concatenate(recording.inputs)
     return np.round(x.transpose(0, 2, 3, 1) * 255.0).astype(np.uint8)
 

@@ -83,3 +83,14 @@ def test_installing_a_classifier_removes_the_int8_copy_of_the_one_it_replaces(tm
     assert int8_classifier(dest / "index-classifier.onnx").exists()
     install_models(None, trained / "index-classifier.onnx", dest)
     assert not int8_classifier(dest / "index-classifier.onnx").exists()
+
+
+def test_the_command_makes_the_copy_of_a_folders_classifier_from_rendered_scenes_alone(tmp_path, capsys):
+    from web.app.cli import main
+
+    models = _models(tmp_path)
+    assert reader_crops(CardReader(models), []).shape == (0, 48, 32, 3)  # no image, no crop: still crops' shape
+    assert main(["quantize-classifier", "--models", str(models), "--scenes", "2"]) == 0
+    assert "calibrated on" in capsys.readouterr().out
+    session = _session(int8_classifier(models / "index-classifier.onnx"), 1)
+    assert session.get_modelmeta().custom_metadata_map[FLOAT_DIGEST] == file_digest(models / "index-classifier.onnx")
