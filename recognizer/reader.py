@@ -174,11 +174,11 @@ class AreaReading:
 
 def face_probabilities(probs: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     """The 54 faces' probabilities (either orientation) from the classifier's class
-    probabilities, softened by ``temperature`` (the same as dividing the logits by it
-    for one view; the reader averages two views' probabilities first)."""
+    probabilities (one crop's, or a row per crop), softened by ``temperature`` (the same as
+    dividing the logits by it for one view; the reader averages two views' probabilities first)."""
     q = np.power(np.clip(probs, 1e-12, 1.0), 1.0 / temperature)
-    q = q / q.sum()
-    return q[:N_FACES] + q[N_FACES : 2 * N_FACES]
+    q = q / q.sum(-1, keepdims=True)
+    return q[..., :N_FACES] + q[..., N_FACES : 2 * N_FACES]
 
 
 def classifier_temperature(classifier: Path) -> float:
@@ -511,8 +511,7 @@ class CardReader:
         by an angle), averaged over the reader's ``views`` framings of it where the first
         framing reads it less surely than ``frame_again_below``."""
         probs = self._probabilities(image_bgr, asks, 0)
-        face = probs[:, :N_FACES] + probs[:, N_FACES : 2 * N_FACES]
-        again = np.flatnonzero(np.maximum(face.max(1), probs[:, NOT_INDEX]) < self.frame_again_below)
+        again = np.flatnonzero(np.maximum(face_probabilities(probs).max(1), probs[:, NOT_INDEX]) < self.frame_again_below)
         if again.size:
             asked = [asks[i] for i in again]
             probs[again] = np.mean([probs[again]] + [self._probabilities(image_bgr, asked, v) for v in range(1, self.views)], axis=0)

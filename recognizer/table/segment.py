@@ -162,7 +162,7 @@ class AreaSegmenter:
         t, frame = self._since
         found: list[Observation] = []
         if state.cards != last.cards and _read_anew(last.cards, last_alternatives, state.cards, self._alternatives):
-            if Counter(self._last_play) == Counter(last.cards):
+            if self._last_play == last.cards:
                 self._last_play = state.cards
         elif state.cards != last.cards:
             before = self._last_play
@@ -198,4 +198,4 @@ def _read_anew(before: tuple[int, ...], before_others: Readings | None, now: tup
     of them, and either reading one the reader gave as an alternative of the other."""
     if not before or len(before) != len(now):
         return False
-    return any(tuple(sorted(c)) == now for c, _ in before_others or ()) or any(tuple(sorted(c)) == before for c, _ in now_others or ())
+    return any(c == now for c, _ in before_others or ()) or any(c == before for c, _ in now_others or ())
