@@ -220,7 +220,7 @@ def quantize(args: argparse.Namespace) -> int:
 
     from recognizer.decks import data_folder
     from recognizer.training.quantize import CALIBRATION_CROPS, calibration_scenes, quantize_classifier, reader_crops
-    from recognizer.reader import MODELS, CardReader, _session
+    from recognizer.reader import MODELS, CardReader, int8_classifier
     from recognizer.training.realtrain import load_labelled, split_by_blocks
     from recognizer.training.synth.decks import prepare_decks, training_design_sampler
 
@@ -228,8 +228,9 @@ def quantize(args: argparse.Namespace) -> int:
     classifier = models / "index-classifier.onnx"
     if args.scenes < 0:
         raise ValueError(f"--scenes must be at least 0, got {args.scenes}")
+    if classifier.exists():  # the copy is made again below; meanwhile the reader reads with the float file
+        int8_classifier(classifier).unlink(missing_ok=True)
     reader = CardReader(models, threads=1)
-    reader.classifier = _session(classifier, 1)  # calibrate on what the float network is shown, whatever copy lies beside it
     images = []
     if args.real:
         train, _ = split_by_blocks([p for p in load_labelled(args.real) if p.boxes])

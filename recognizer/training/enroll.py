@@ -53,7 +53,8 @@ JITTERS = 4
 """Crops cut per shown index (the detector's box jitter): crops are cheap, scenes are not."""
 CALIBRATION_SCENES = 60
 """Rendered scenes of the deck whose crops, as the reader cuts them, set the int8 copy's
-activation ranges (:mod:`recognizer.training.quantize`): about six seconds more."""
+activation ranges (:mod:`recognizer.training.quantize`): 13.5 s more on this project's machine,
+rendering, reading and quantizing (recognizer/MODEL.md)."""
 
 
 class EnrollError(ValueError):
@@ -228,12 +229,17 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int, ep
     deck = deck_from_faces(faces, name, folder / "faces", detector)
     base = base or MODELS / "index-classifier.onnx"
     result = adapt_classifier(base, deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
-    settings = {"refine_below": (classifier_refine_below(base), REFINE_OFF), "frame_again_below": (classifier_frame_again_below(base), FRAME_ALWAYS)}
-    kept = {key: value for key, (value, unset) in settings.items() if value != unset}
+    # the adapted classifier keeps the base one's features: it reads unsure boxes again, and
+    # frames crops, as the base does (and keeps no earlier enrolment's settings, from another base)
+    kept = {}
+    if (refine := classifier_refine_below(base)) != REFINE_OFF:
+        kept["refine_below"] = refine
+    if (frame := classifier_frame_again_below(base)) != FRAME_ALWAYS:
+        kept["frame_again_below"] = frame
     meta = (folder / DECK_CLASSIFIER).with_suffix(".json")
-    if kept:  # the adapted classifier keeps the base one's features: it reads unsure boxes again, and frames crops, as the base does
+    if kept:
         meta.write_text(json.dumps(kept) + "\n")
-    else:  # nor an earlier enrolment's settings, from another base
+    else:
         meta.unlink(missing_ok=True)
     reader = CardReader(classifier=result.classifier, threads=1)  # the deck's reader, as it will read (settings included)
     quantize_classifier(result.classifier, reader_crops(reader, calibration_scenes(deck, CALIBRATION_SCENES, seed)), seed)
