@@ -80,3 +80,16 @@ def test_one_index_seen_in_two_views_counts_once():
     a = IndexHit(parse_card("9S"), False, (95, 50, 105, 70), 0.95, 0.0)
     b = IndexHit(parse_card("9C"), False, (turned[0] - 5, turned[1] - 10, turned[0] + 5, turned[1] + 10), 0.6, 45.0)
     assert cards_from_indices([a, b]) == [parse_card("9S")]
+
+
+@given(
+    st.floats(-720, 720, allow_nan=False),
+    st.lists(st.tuples(st.floats(-5000, 5000, allow_nan=False), st.floats(-5000, 5000, allow_nan=False)), min_size=1, max_size=6),
+)
+def test_points_turn_exactly_as_opencv_turns_images(angle, points):
+    """rotate_points writes out OpenCV's rotation about the origin: the same doubles, so a box
+    turned to a view and back lands where the image's pixels do."""
+    import cv2
+
+    pts = np.array(points, np.float64)
+    assert np.array_equal(rotate_points(pts, angle), pts @ cv2.getRotationMatrix2D((0.0, 0.0), angle, 1.0)[:, :2].T)
