@@ -25,7 +25,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from recognizer.crops import N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor, turned_index
+from recognizer.crops import N_CLASSES, N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor, turned_index
 from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
@@ -48,10 +48,11 @@ file says in ``<name>.json`` how unsure a read must be to be read again at
 :data:`REFINE_TURNS` (:func:`classifier_refine_below`); one that never learnt court art and
 printed words at those turns as "not an index" reads them there as jokers, so without it
 the reader does not."""
-FRAME_ALWAYS = 2.0
-"""``frame_again_below`` that frames every crop again (no read is as sure as 2): a classifier
+LOOK_ALWAYS = 2.0
+"""A surety setting that always takes the further look (no read is as sure as 2): a classifier
 file says in ``<name>.json`` how sure a crop's first framing may be and still be read in the
-further ones (:func:`classifier_frame_again_below`)."""
+further ones (:func:`classifier_frame_again_below`), and how sure a box's read in one view
+may be and still be read in the others (:func:`classifier_sure_enough_at`)."""
 REFINE_TURNS = (-45.0, -22.5, 22.5)
 """With the two views a quarter turn apart, each view and these turns of it read an index
 within 11.25 degrees of square on, whatever its angle."""
@@ -227,16 +228,30 @@ def _classifier_session(classifier: Path, threads: int):
     return _session(classifier, threads)
 
 
+def _surety_setting(classifier: Path, key: str) -> float:
+    """A surety in [0, 1] from a classifier file's ``<name>.json``; :data:`LOOK_ALWAYS` when unset."""
+    valid = lambda v: v is None or (isinstance(v, (int, float)) and 0 <= v <= 1)  # noqa: E731
+    value = _model_setting(classifier, key, None, valid, "a number in [0, 1]")
+    return LOOK_ALWAYS if value is None else float(value)
+
+
 def classifier_frame_again_below(classifier: Path) -> float:
     """Below what surety a crop of a classifier file is read in the reader's further framings
     (``"frame_again_below"`` in ``<name>.json`` beside it): a crop read surer in its first
     framing keeps that read, and the framings after it, which cost as much again, are spared.
-    :data:`FRAME_ALWAYS` when none is set. Set for the installed blend at 0.9: on the real
+    :data:`LOOK_ALWAYS` when none is set. Set for the installed blend at 0.9: on the real
     photo sets no crop that sure in its first framing was named otherwise by the mean of both,
     and 40 % of the crops are (recognizer/MODEL.md)."""
-    valid = lambda v: v is None or (isinstance(v, (int, float)) and 0 <= v <= 1)  # noqa: E731
-    value = _model_setting(classifier, "frame_again_below", None, valid, "a number in [0, 1]")
-    return FRAME_ALWAYS if value is None else float(value)
+    return _surety_setting(classifier, "frame_again_below")
+
+
+def classifier_sure_enough_at(classifier: Path) -> float:
+    """From what surety a box read by a classifier file in one of the reader's views takes no
+    more looks (``"sure_enough_at"`` in ``<name>.json`` beside it; a joker never does, see
+    :meth:`CardReader._sure_enough`): the boxes of a detector that learnt quarter turns are
+    classified in every view, and one read so in the first spares the others' crops, and any
+    view's further framings. :data:`LOOK_ALWAYS` when none is set."""
+    return _surety_setting(classifier, "sure_enough_at")
 
 
 def _session(path: Path, threads: int):
@@ -376,7 +391,11 @@ class CardReader:
     that read (default: the classifier file's, see :func:`classifier_frame_again_below`). ``passes`` is how many rotated
     views of the image the reader looks in (:func:`recognizer.orientation.pass_angles`:
     evenly over half a turn from the image's dominant edge direction with ``deskew``);
-    ``passes=1, deskew=False`` is the upright-only reader. ``classifier`` replaces the
+    ``passes=1, deskew=False`` is the upright-only reader; with a detector that learnt
+    quarter turns, its boxes are classified in every view, but a box read at least
+    ``sure_enough_at`` surely as a face (not a joker) in the first view is not read in the
+    views a quarter turn on, and one read so in any view is not framed again (default:
+    the classifier file's, see :func:`classifier_sure_enough_at`). ``classifier`` replaces the
     classifier file (an enrolled deck's, :func:`recognizer.decks.deck_classifier`). An image
     more than :data:`TILE_ABOVE` times ``tile`` pixels long is also read in ``tile``-sized
     pieces (``tile=0``: never); a table's play-area crop is far smaller. The view
@@ -429,6 +448,7 @@ class CardReader:
         detect_once: bool | None = None,
         refine_below: float | None = None,
         frame_again_below: float | None = None,
+        sure_enough_at: float | None = None,
     ) -> None:
         folder = Path(models) if models is not None else MODELS
         self.detector = IndexDetector(folder / "index-detector.onnx", det_conf, nms_iou, threads)
@@ -453,6 +473,7 @@ class CardReader:
         self.confident = confident
         self.tile = tile
         self.refine_below = classifier_refine_below(classifier_file) if refine_below is None else refine_below
+        self.sure_enough_at = classifier_sure_enough_at(classifier_file) if sure_enough_at is None else sure_enough_at
 
     def _detect_view(self, image_bgr: np.ndarray, angle: float) -> list[tuple[tuple[float, float, float, float], float]]:
         """The detector's boxes and scores in the view turned by ``angle``, whole and in tiles."""
@@ -470,48 +491,72 @@ class CardReader:
     def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
         """Every index box the detector scores at least ``det_conf`` in any of the reader's
         views, with that score, the classifier's class probabilities (before any threshold
-        on them) and the view's rotation."""
+        on them) and the view's rotation; a box read sure enough in the first view (:meth:`_sure_enough`)
+        is left out of the views a quarter turn on."""
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3 or image_bgr.dtype != np.uint8:
             raise ValueError(f"expected an H x W x 3 uint8 BGR image, got {getattr(image_bgr, 'shape', type(image_bgr))}")
         if min(image_bgr.shape[:2]) < 8:
             raise ValueError(f"image too small to read: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
         first, *others = pass_angles(image_bgr, self.passes, self.deskew)
         seen = self._detect_view(image_bgr, first)
-        found = [(box, score, first) for box, score in seen]
+        found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
+        probs = self._probabilities(image_bgr, [(box, first) for box, _ in seen], 0)
+        enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
+        later = []
         for angle in others:
             quarter = round((angle - first) / 90.0) * 90.0
-            if self.detect_once and quarter and abs(angle - first - quarter) < 0.1:  # the first view's boxes, a quarter turn on
-                found += [(_turned_box(box, quarter), score, angle) for box, score in seen]
-            else:
-                found += [(box, score, angle) for box, score in self._detect_view(image_bgr, angle)]
+            if self.detect_once and quarter and abs(angle - first - quarter) < 0.1:  # the first view's boxes not sure enough, a quarter turn on
+                later += [((_turned_box(box, quarter), score, angle), i) for i, (box, score) in enumerate(seen) if i not in enough]
+            else:  # boxes of this view's own, no first view's
+                later += [((box, score, angle), None) for box, score in self._detect_view(image_bgr, angle)]
+        turned = self._probabilities(image_bgr, [(box, angle) for (box, _, angle), _ in later], 0)
+        enough |= {i for (_, i), p in zip(later, turned) if i is not None and self._sure_enough(p)}
+        found += later
         if not found:
             return []
-        probs = self._classify(image_bgr, [(box, angle) for box, _, angle in found])
+        asks = [(box, angle) for (box, _, angle), _ in found]
+        probs = self._framed_again(image_bgr, asks, np.concatenate([probs, turned]), np.array([i in enough for _, i in found]))
+        found = [f for f, _ in found]
         out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
         if self.refine_below > REFINE_OFF:
             self._refine(image_bgr, out)
         return out
 
+    def _sure_enough(self, probs: np.ndarray) -> bool:
+        """Whether a box read so in one view needs no more looks (in the view a quarter turn
+        on, when read so in the first; in further framings, in any view): a face other than
+        a joker read at least ``sure_enough_at`` surely (:func:`_surety`). A quarter turn off an
+        index the classifier sees its side, which it reads as "not an index" or unsurely at
+        best; a joker's star or word has no side to tell it by, and a first view's "not an
+        index" may be an index lying a quarter off."""
+        return _surety(probs) >= self.sure_enough_at and _face(probs) not in JOKERS
+
     def _refine(self, image_bgr: np.ndarray, out: list[Candidate]) -> None:
         """Reads each box unsure in every view again at :data:`REFINE_TURNS` from its view,
-        replacing a candidate by a surer read (see the class docstring)."""
+        replacing a candidate by a surer read (see the class docstring). Only the surest
+        turn's crop is framed again: the other turns' reads are dropped whatever they are."""
         sure = {c.place() for c in out if _surety(c.probs) >= self.refine_below}  # read surely in some view: no more looks
         unsure = [i for i, c in enumerate(out) if c.place() not in sure and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
-        if unsure:
-            asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
-            tries = self._classify(image_bgr, asks).reshape(len(unsure), len(REFINE_TURNS), -1)
-            for k, (i, reads) in enumerate(zip(unsure, tries)):
-                j = max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j]))
-                if _surety(reads[j]) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(reads[j]) not in JOKERS:
-                    box, angle = asks[k * len(REFINE_TURNS) + j]
-                    out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=reads[j], angle=angle)
+        if not unsure:
+            return
+        asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
+        tries = self._probabilities(image_bgr, asks, 0).reshape(len(unsure), len(REFINE_TURNS), -1)
+        best = [max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j])) for reads in tries]
+        picked = [asks[k * len(REFINE_TURNS) + j] for k, j in enumerate(best)]
+        reads = self._framed_again(image_bgr, picked, tries[np.arange(len(unsure)), best])
+        for i, (box, angle), p in zip(unsure, picked, reads):
+            if _surety(p) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(p) not in JOKERS:
+                out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=p, angle=angle)
 
-    def _classify(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]]) -> np.ndarray:
+    def _framed_again(
+        self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], probs: np.ndarray, enough: np.ndarray | None = None
+    ) -> np.ndarray:
         """The class probabilities of each asked crop (a box in the frame of the image turned
-        by an angle), averaged over the reader's ``views`` framings of it where the first
-        framing reads it less surely than ``frame_again_below``."""
-        probs = self._probabilities(image_bgr, asks, 0)
-        again = np.flatnonzero(np.maximum(face_probabilities(probs).max(1), probs[:, NOT_INDEX]) < self.frame_again_below)
+        by an angle) from ``probs``, its first framing's: averaged over the reader's ``views``
+        framings where the first reads it less surely than ``frame_again_below`` and its box
+        is not read sure enough in some view (``enough``: :meth:`_sure_enough`)."""
+        again = np.maximum(face_probabilities(probs).max(1), probs[:, NOT_INDEX]) < self.frame_again_below
+        again = np.flatnonzero(again if enough is None else again & ~enough)
         if again.size:
             asked = [asks[i] for i in again]
             probs[again] = np.mean([probs[again]] + [self._probabilities(image_bgr, asked, v) for v in range(1, self.views)], axis=0)
@@ -520,6 +565,8 @@ class CardReader:
     def _probabilities(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], framing: int) -> np.ndarray:
         """The classifier's class probabilities of each asked crop in one framing (the box
         grown by ``framing`` times :data:`VIEW_GROWTH` per side)."""
+        if not asks:
+            return np.zeros((0, N_CLASSES), np.float32)
         crops = np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))

@@ -35,7 +35,7 @@ from recognizer.crops import N_CLASSES, to_tensor
 from recognizer.decks import DECK_CLASSIFIER, deck_folder
 from recognizer.training.quantize import calibration_scenes, quantize_classifier, reader_crops
 from recognizer.reader import (
-    FRAME_ALWAYS,
+    LOOK_ALWAYS,
     MODELS,
     REFINE_OFF,
     CardReader,
@@ -43,6 +43,7 @@ from recognizer.reader import (
     _session,
     classifier_frame_again_below,
     classifier_refine_below,
+    classifier_sure_enough_at,
     int8_classifier,
 )
 from recognizer.training.synth.decks import RENDER_H, RealDeck
@@ -229,13 +230,14 @@ def enroll(name: str, data: Path, faces: dict[Card, np.ndarray], scenes: int, ep
     deck = deck_from_faces(faces, name, folder / "faces", detector)
     base = base or MODELS / "index-classifier.onnx"
     result = adapt_classifier(base, deck, folder / DECK_CLASSIFIER, scenes, epochs, seed, detector)
-    # the adapted classifier keeps the base one's features: it reads unsure boxes again, and
-    # frames crops, as the base does (and keeps no earlier enrolment's settings, from another base)
-    kept = {}
-    if (refine := classifier_refine_below(base)) != REFINE_OFF:
-        kept["refine_below"] = refine
-    if (frame := classifier_frame_again_below(base)) != FRAME_ALWAYS:
-        kept["frame_again_below"] = frame
+    # the adapted classifier keeps the base one's features: it reads unsure boxes again, frames
+    # crops and spares sure boxes' further looks as the base does (and keeps no earlier enrolment's settings, from another base)
+    settings = {
+        "refine_below": (classifier_refine_below(base), REFINE_OFF),
+        "frame_again_below": (classifier_frame_again_below(base), LOOK_ALWAYS),
+        "sure_enough_at": (classifier_sure_enough_at(base), LOOK_ALWAYS),
+    }
+    kept = {key: value for key, (value, unset) in settings.items() if value != unset}
     meta = (folder / DECK_CLASSIFIER).with_suffix(".json")
     if kept:
         meta.write_text(json.dumps(kept) + "\n")

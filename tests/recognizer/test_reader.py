@@ -60,6 +60,21 @@ def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     assert len(middle) == 2 and any(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
 
 
+
+def test_only_the_surest_turn_of_an_unsure_box_is_framed_again():
+    """An unsure box is read at three turns in one framing; the further framing goes to the
+    surest turn's crop alone (the others' reads are dropped whatever the framing)."""
+    cards = parse_cards("7H 8S QD")
+    reader = CardReader(refine_below=0.99, frame_again_below=2.0)  # every crop framed again: the turns' alone are spared
+    image = tossed_scene(1, HELD_OUT_PROCEDURAL[0], cards, angles=(0, 45, 0), height=170)[0]
+    calls, refining = [], []
+    probabilities, refine = reader._probabilities, reader._refine
+    reader._probabilities = lambda img, asks, framing: calls.append((bool(refining), framing, len(asks))) or probabilities(img, asks, framing)
+    reader._refine = lambda img, out: refining.append(1) or refine(img, out)
+    assert reader.read(image).cards == sorted(cards)
+    turns = [(framing, n) for in_refine, framing, n in calls if in_refine]
+    assert [framing for framing, _ in turns] == [0, 1] and turns[0][1] == 3 * turns[1][1] > 0, calls
+
 def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp_path):
     import shutil
 
@@ -84,16 +99,16 @@ def test_a_crop_read_surely_in_its_first_framing_is_not_framed_again(tmp_path):
     import shutil
 
     from recognizer.training.quantize import reader_crops
-    from recognizer.reader import FRAME_ALWAYS, MODELS
+    from recognizer.reader import LOOK_ALWAYS, MODELS
 
     image = lay_row(parse_cards("7H 7H 8S QD"), HELD_OUT_PROCEDURAL[0])
-    always, sure, never = (CardReader(frame_again_below=v) for v in (FRAME_ALWAYS, 0.9, 0.0))
+    always, sure, never = (CardReader(frame_again_below=v, sure_enough_at=LOOK_ALWAYS) for v in (LOOK_ALWAYS, 0.9, 0.0))  # no box spared a look as such
     cut = {name: len(reader_crops(r, [image])) for name, r in (("always", always), ("sure", sure), ("never", never))}
     assert cut["always"] > cut["sure"] > cut["never"], cut
     assert always.read(image).cards == sure.read(image).cards == sorted(parse_cards("7H 7H 8S QD"))
     for name in ("index-detector.onnx", "index-classifier.onnx"):
         shutil.copyfile(MODELS / name, tmp_path / name)
-    assert CardReader(tmp_path).frame_again_below == FRAME_ALWAYS  # no setting: every crop framed again
+    assert CardReader(tmp_path).frame_again_below == LOOK_ALWAYS  # no setting: every crop framed again
     (tmp_path / "index-classifier.json").write_text(json.dumps({"frame_again_below": 1.5}))
     with pytest.raises(ValueError, match="frame_again_below must be a number in"):
         CardReader(tmp_path)
@@ -176,7 +191,9 @@ def test_reading_at_higher_thresholds_equals_a_reader_built_with_them(reader):
 
 
 def test_views_average_the_classifier_over_framings():
-    one, two = CardReader(views=1), CardReader(views=2)
+    from recognizer.reader import LOOK_ALWAYS
+
+    one, two = (CardReader(views=v, sure_enough_at=LOOK_ALWAYS) for v in (1, 2))  # no box spared its further framings
     image = lay_row(parse_cards("9D TD JD QD"), HELD_OUT_PROCEDURAL[1])
     first, both = one.candidates(image), two.candidates(image)
     assert [c[0] for c in first] == [c[0] for c in both]  # same boxes, other probabilities
@@ -263,6 +280,46 @@ def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
     unread = reader.reading(sure + [Candidate((80.0, 10.0, 90.0, 40.0), 0.6, _probs("9D", 0.2), 0.0, 0.0)])
     assert unread.cards == parse_cards("7H 8S") and unread.confidence == 0.4 and unread.uncertain
 
+
+
+@pytest.mark.parametrize("hand", ["7H 8S QD", "QD SJ BJ"])
+def test_a_box_read_surely_in_the_first_view_is_sure_enough(hand):
+    """With ``sure_enough_at``, a box the first view reads at least that surely as a face other
+    than a joker is not read a quarter turn on, nor framed again: the other view gets the
+    rest of the boxes alone, and the cards read are the same."""
+    from recognizer.reader import JOKERS, LOOK_ALWAYS, _face, _turned_box
+
+    image = lay_row(parse_cards(hand), HELD_OUT_PROCEDURAL[0])
+    always, sparing = CardReader(sure_enough_at=LOOK_ALWAYS), CardReader(sure_enough_at=0.9)
+    assert always.detect_once and sparing.detect_once
+    every, some = always.candidates(image), sparing.candidates(image)
+    first = some[0].view
+    firsts = [c for c in some if c.view == first]
+    others = {c.box for c in some if c.view != first}
+    assert [c.box for c in firsts] == [c.box for c in every if c.view == first]
+    other = next(c.view for c in every if c.view != first)
+    enough = [c for c in firsts if sparing._sure_enough(c.probs)]
+    assert enough and len(others) == len(firsts) - len(enough) and len(some) < len(every)
+    assert all(_face(c.probs) not in JOKERS for c in enough)
+    assert {_turned_box(c.box, round((other - first) / 90) * 90) for c in firsts if c not in enough} == others
+    assert sparing.reading(some).cards == always.reading(every).cards == sorted(parse_cards(hand))
+    if "SJ" in hand:  # a joker read surely in the first view is read in the other view too
+        assert any(_face(c.probs) in JOKERS and c.probs.max() > 0.9 and not sparing._sure_enough(c.probs) for c in firsts)
+
+
+def test_the_classifier_file_says_when_a_box_is_sure_enough(tmp_path):
+    import shutil
+
+    from recognizer.reader import LOOK_ALWAYS, MODELS
+
+    for name in ("index-detector.onnx", "index-classifier.onnx"):
+        shutil.copyfile(MODELS / name, tmp_path / name)
+    assert CardReader(tmp_path).sure_enough_at == LOOK_ALWAYS  # no setting: every box read in every view
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"sure_enough_at": 0.9}))
+    assert CardReader(tmp_path).sure_enough_at == 0.9
+    (tmp_path / "index-classifier.json").write_text(json.dumps({"sure_enough_at": -0.5}))
+    with pytest.raises(ValueError, match="sure_enough_at must be a number in"):
+        CardReader(tmp_path)
 
 def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     """A detector file marked as trained on quarter-turned images (``index-detector.json``)
