@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from recognizer.crops import N_CLASSES, to_tensor
-from recognizer.reader import FLOAT_DIGEST, MODELS, CardReader, _session, classifier_frame_again_below, classifier_refine_below, file_digest, int8_classifier
+from recognizer.reader import FLOAT_DIGEST, MODELS, CardReader, _session, classifier_frame_again_below, classifier_refine_below, classifier_sure_enough_at, file_digest, int8_classifier
 from recognizer.training.synth.photos import FacesError, faces_of_design, read_faces
 from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.train import render_classifier_set
@@ -52,9 +52,10 @@ def test_enrolling_a_held_out_design_reads_its_indices_better(tmp_path, faces_di
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert CardReader(classifier=adapted).classifier.get_modelmeta().custom_metadata_map[FLOAT_DIGEST] == file_digest(adapted)
-    # it reads unsure boxes again at turns, and frames crops again, exactly as the installed classifier does
+    # it reads unsure boxes again at turns, frames crops again and spares sure boxes' further looks exactly as the installed classifier does
     assert classifier_refine_below(adapted) == classifier_refine_below(MODELS / "index-classifier.onnx")
     assert classifier_frame_again_below(adapted) == classifier_frame_again_below(MODELS / "index-classifier.onnx") < 1
+    assert classifier_sure_enough_at(adapted) == classifier_sure_enough_at(MODELS / "index-classifier.onnx") < 1
     # recognize and watch take --deck NAME
     photo = tmp_path / "row.png"
     cv2.imwrite(str(photo), np.full((200, 300, 3), 90, np.uint8))
@@ -138,7 +139,7 @@ def test_fine_tuning_keeps_the_epoch_that_reads_held_out_scenes_best_not_the_las
 def test_a_deck_enrolled_again_on_a_base_without_reader_settings_keeps_none_of_the_earlier_ones(tmp_path, faces_dir):
     import shutil
 
-    from recognizer.reader import FRAME_ALWAYS, REFINE_OFF
+    from recognizer.reader import LOOK_ALWAYS, REFINE_OFF
     from recognizer.training.enroll import enroll
 
     base = tmp_path / "base" / "index-classifier.onnx"
@@ -148,9 +149,9 @@ def test_a_deck_enrolled_again_on_a_base_without_reader_settings_keeps_none_of_t
     data = tmp_path / "data"
     enroll("club", data, faces, scenes=10, epochs=1)  # on the installed base: its settings copied
     adapted = data / "enrolled" / "club" / "index-classifier.onnx"
-    assert classifier_refine_below(adapted) != REFINE_OFF and classifier_frame_again_below(adapted) != FRAME_ALWAYS
+    assert classifier_refine_below(adapted) != REFINE_OFF and classifier_frame_again_below(adapted) != LOOK_ALWAYS != classifier_sure_enough_at(adapted)
     enroll("club", data, faces, scenes=10, epochs=1, base=base)
-    assert classifier_refine_below(adapted) == REFINE_OFF and classifier_frame_again_below(adapted) == FRAME_ALWAYS
+    assert classifier_refine_below(adapted) == REFINE_OFF and classifier_frame_again_below(adapted) == LOOK_ALWAYS == classifier_sure_enough_at(adapted)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # its int8 copy made again from the new file
         CardReader(classifier=adapted)
