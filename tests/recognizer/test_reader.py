@@ -60,12 +60,13 @@ def test_a_card_lying_between_the_views_is_read_again_square_on(design, hand):
     assert len(middle) == 2 and any(abs((a + 45 + 90) % 180 - 90) <= 25 for a in middle)
 
 
-
 def test_only_the_surest_turn_of_an_unsure_box_is_framed_again():
     """An unsure box is read at three turns in one framing; the further framing goes to the
     surest turn's crop alone (the others' reads are dropped whatever the framing)."""
     cards = parse_cards("7H 8S QD")
-    reader = CardReader(refine_below=0.99, frame_again_below=2.0)  # every crop framed again: the turns' alone are spared
+    from recognizer.reader import LOOK_ALWAYS
+
+    reader = CardReader(refine_below=0.99, frame_again_below=LOOK_ALWAYS)  # every crop framed again: the turns' alone are spared
     image = tossed_scene(1, HELD_OUT_PROCEDURAL[0], cards, angles=(0, 45, 0), height=170)[0]
     calls, refining = [], []
     probabilities, refine = reader._probabilities, reader._refine
@@ -74,6 +75,7 @@ def test_only_the_surest_turn_of_an_unsure_box_is_framed_again():
     assert reader.read(image).cards == sorted(cards)
     turns = [(framing, n) for in_refine, framing, n in calls if in_refine]
     assert [framing for framing, _ in turns] == [0, 1] and turns[0][1] == 3 * turns[1][1] > 0, calls
+
 
 def test_the_classifier_file_says_how_unsure_a_read_must_be_to_be_read_again(tmp_path):
     import shutil
@@ -281,7 +283,6 @@ def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
     assert unread.cards == parse_cards("7H 8S") and unread.confidence == 0.4 and unread.uncertain
 
 
-
 @pytest.mark.parametrize("hand", ["7H 8S QD", "QD SJ BJ"])
 def test_a_box_read_surely_in_the_first_view_is_sure_enough(hand):
     """With ``sure_enough_at``, a box the first view reads at least that surely as a face other
@@ -320,6 +321,7 @@ def test_the_classifier_file_says_when_a_box_is_sure_enough(tmp_path):
     (tmp_path / "index-classifier.json").write_text(json.dumps({"sure_enough_at": -0.5}))
     with pytest.raises(ValueError, match="sure_enough_at must be a number in"):
         CardReader(tmp_path)
+
 
 def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     """A detector file marked as trained on quarter-turned images (``index-detector.json``)
