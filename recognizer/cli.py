@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--render-jokers", type=int, default=0, help="with --resume: rendered scenes more, each hand with one to four jokers, cut into classifier crops and added to the detector's set (default 0)")
     t.add_argument("--render-fans", type=int, default=0, help="with --resume: rendered scenes more, each a hand fanned tightly, every card at its own angle, cut into classifier crops and added to the detector's set (default 0)")
     t.add_argument("--detector-lr0", type=float, default=0.01, help="with --resume: the detector's learning rate at the chunk's start (default 0.01; lower to continue a detector on the set it learnt)")
+    t.add_argument("--detector-real-weight", type=int, default=1, help="with --resume: times each real training photo, in each quarter turn, is in the detector's set (renders once; default 1)")
     t.add_argument("--threads", type=int, default=2, help="torch threads with --resume (default 2; 1 ran 2-5x faster on the shared machine under load)")
     t.add_argument("--real-weight", type=int, default=2, help="with --resume: times each real crop is shown per classifier epoch (renders once; default 2)")
     t.add_argument("--distill", type=float, default=1.0, help="with --resume: weight of the installed classifier's outputs on the rendered crops it reads right (default 1; 0: labels only)")
@@ -161,7 +162,7 @@ def train(args: argparse.Namespace) -> int:
         resume = Path(args.resume).resolve() if args.resume else DEFAULT_DIR
         cfg = ChunkConfig(resume, args.real, args.chunk_minutes, args.seed, args.stage, args.render_scenes, args.images, args.threads, sampler, args.real_weight, args.distill, args.render_jokers,
                           render_fans=args.render_fans, real_cuts=args.real_cuts, augment=args.augment, widths=args.classifier_widths,
-                          detector_lr0=args.detector_lr0)
+                          detector_lr0=args.detector_lr0, detector_real_weight=args.detector_real_weight)
         chunk = run_chunk(cfg, " ".join(sys.argv))
         print(json.dumps(chunk, indent=1))
         return 0

@@ -102,6 +102,10 @@ class ChunkConfig:
     ``lrf`` = 0.05 of it by the chunk's end, and each chunk starts it again). A chunk
     continuing a detector already trained on the same set reads better from a lower start:
     ``realtrain-fans`` chunk 2, at chunk 1's 0.01, read a little worse than chunk 1."""
+    detector_real_weight: int = 1
+    """How many times each real training photo, in each quarter turn, is in the detector's
+    set (renders once; validation once). At 1 the real photos were a sixth of the set, and
+    four chunks that raised the set's validation read the real sets worse."""
     widths: tuple[int, int, int] | None = None
     """A new folder's classifier starts as a fresh network of these block widths instead of
     the installed classifier (:class:`~recognizer.training.classifier_net.IndexClassifier`)."""
@@ -109,6 +113,8 @@ class ChunkConfig:
     def __post_init__(self) -> None:
         if self.real_cuts < 1:
             raise ValueError(f"real cuts must be at least 1, got {self.real_cuts}")
+        if self.detector_real_weight < 1:
+            raise ValueError(f"the detector's real weight must be at least 1, got {self.detector_real_weight}")
         if not 0 < self.detector_lr0 <= 0.1:
             raise ValueError(f"the detector's learning rate must be in (0, 0.1], got {self.detector_lr0}")
 
@@ -397,11 +403,13 @@ def classifier_chunk(cfg: ChunkConfig, state: dict, seconds: float, batch: int =
 def detector_data(cfg: ChunkConfig) -> Path:
     """The detector's YOLO set under ``DIR/data/detector-data``: rendered scenes in the four
     quarter turns (``--images``, and ``--render-jokers`` more whose hands hold jokers), and
-    every real photo of each split in all four. Drawn once, and again when the renders
-    asked for change."""
+    every real photo of each split in all four (a training photo ``detector_real_weight``
+    times: ultralytics' mosaic, scale and shift draw each copy anew). Drawn once, and again
+    when the renders or the real weight asked for change."""
     out = cfg.data / "detector-data"
     done = out / "complete"
-    drawn = f"scenes {cfg.detector_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
+    drawn = (f"scenes {cfg.detector_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
+             + (f" real {cfg.detector_real_weight}" if cfg.detector_real_weight != 1 else ""))
     if done.exists() and done.read_text() == drawn:
         return out / "data.yaml"
     shutil.rmtree(out, ignore_errors=True)
@@ -410,9 +418,11 @@ def detector_data(cfg: ChunkConfig) -> Path:
     for split, photos in (("train", train), ("val", val)):
         for photo in tqdm(photos, desc=f"real photos ({split})", unit="photo"):
             image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+            copies = cfg.detector_real_weight if split == "train" else 1
             for k in range(4):
                 turned, boxes = quarter_turn(image, [b.box for b in photo.boxes], k)
-                write_yolo(out / split, f"real-{photo.path.stem}-{k}", turned, boxes)
+                for copy in range(copies):
+                    write_yolo(out / split, f"real-{photo.path.stem}-{k}" + (f"-{copy}" if copy else ""), turned, boxes)
     done.write_text(drawn)  # only now: a chunk stopped while writing draws the set again
     return data
 
@@ -446,7 +456,7 @@ def detector_chunk(cfg: ChunkConfig, state: dict, seconds: float) -> dict:
     state["detector"] = _ref(folder / "index-detector.pt", cfg.work)
     results = cfg.data / "runs" / run / "results.csv"
     last = results.read_text().strip().splitlines()[-1] if results.exists() else ""
-    return {"stage": "detector", "init": init, "lr0": cfg.detector_lr0, "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
+    return {"stage": "detector", "init": init, "lr0": cfg.detector_lr0, "real_weight": cfg.detector_real_weight, "seconds": round(time.monotonic() - start), "run": run, "last_epoch": last}
 
 
 def run_chunk(cfg: ChunkConfig, command: str) -> dict:

@@ -10,7 +10,7 @@ import pytest
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, NOT_INDEX, class_of, crop_index, decode_class
 from recognizer.reader import _session
 from recognizer.training.chunks import real_crops
-from recognizer.training.realtrain import load_labelled
+from recognizer.training.realtrain import load_labelled, split_by_blocks
 from recognizer.training.synth import PROCEDURAL_DESIGNS, card_image
 from recognizer.training.synth.decks import DECKS, HELD_OUT, find_index_boxes, training_design_sampler
 from recognizer.training.synth.scenes import render_scene
@@ -160,6 +160,25 @@ def test_detector_set_drawn_again_only_when_the_renders_asked_for_change(tmp_pat
     assert all(rows)  # the joker scenes are labelled like the others
     detector_data(replace(cfg, render_jokers=2, render_fans=3))
     assert len(images()) == 9 and (tmp_path / "data" / "detector-data" / "complete").read_text() == "scenes 4 jokers 2 fans 3"
+
+
+def test_a_real_weight_repeats_each_real_training_photo_in_the_detector_set_and_no_validation_photo(tmp_path):
+    from recognizer.training.chunks import ChunkConfig, detector_data
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "realphotos"
+    train, val = split_by_blocks([p for p in load_labelled(fixture) if p.boxes])
+    assert train and val
+    cfg = ChunkConfig(tmp_path, fixture, 1.0, 3, "detector", 0, 2, 1, detector_real_weight=3)
+    detector_data(cfg)
+    data = tmp_path / "data" / "detector-data"
+    real = {split: sorted(p.stem for p in (data / split / "images").glob("real-*.jpg")) for split in ("train", "val")}
+    assert len(real["train"]) == 3 * 4 * len(train) and len(real["val"]) == 4 * len(val)
+    photo = train[0].path.stem
+    copies = [data / "train" / "labels" / f"real-{photo}-1{end}.txt" for end in ("", "-1", "-2")]
+    assert len({c.read_text() for c in copies}) == 1 and copies[0].read_text().count("\n") == len(train[0].boxes)
+    assert (data / "complete").read_text() == "scenes 2 jokers 0 real 3"
+    with pytest.raises(ValueError, match="real weight"):
+        ChunkConfig(tmp_path, fixture, 1.0, 3, "detector", 0, 2, 1, detector_real_weight=0)
 
 
 def test_joker_and_fanned_scenes_of_the_detector_set_come_after_the_others(tmp_path, monkeypatch):
