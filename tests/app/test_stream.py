@@ -10,7 +10,7 @@ import uuid
 import pytest
 from werkzeug.test import EnvironBuilder
 
-from web.app import context
+from web.app import api, context
 from web.app.broker import LocalBroker, RedisBroker
 from web.app.feed import Batch, Subscriber, frame
 
@@ -157,6 +157,23 @@ def test_last_event_id_resumes_with_what_moved_only(app, post_events):
     assert event["data"]["table"] == "T2" and event["id"] == {"T1": 2, "T2": 1}
     post_events(session_events()[2:3])
     assert next(events)["id"] == {"T1": 3, "T2": 1}
+    stream.close()
+
+
+def test_an_event_stored_without_its_notice_reaches_open_streams_when_sent_again(app, post_events, monkeypatch):
+    """A host that stored an event and died before its notice went out: the agent, never
+    answered, sends the event again to another host, which finds it stored. That host
+    tells the open pages, which would otherwise hold the table's last tile for good."""
+    monkeypatch.setattr(api, "STREAM_MAX_S", 3.0)  # without the notice the stream ends unchanged
+    post_events(session_events()[:2])
+    stream = app.test_client().get("/api/stream", buffered=False)
+    events = table_events(stream)
+    assert [next(events)["data"]["seq"] for _ in "12"] == [2, 0]
+    with monkeypatch.context() as dying:
+        dying.setattr(app.extensions["guandan_broker"], "publish", lambda table_id: None)
+        assert [r["status"] for r in post_events(session_events()[2:3])] == ["accepted"]
+    assert [r["status"] for r in post_events(session_events()[2:3])] == ["duplicate"]
+    assert next(events)["data"]["seq"] == 3
     stream.close()
 
 

@@ -54,11 +54,13 @@ def public_tile(table_id: str) -> dict | None:
 def append(events: list[dict]) -> list[Appended | StoreError]:
     """Append events through the store, then tell every open page which tables moved.
 
-    The one place the app writes table events (agents and the referee console alike).
+    The one place the app writes table events (agents and the referee console alike). A
+    duplicate is told too: it is an event sent again because its first answer never came,
+    and the host that stored it may have died before its notice went out, in which case
+    the pages on every other host would never learn of it.
     """
     outcomes = _writer(store())(events)
-    for table_id in dict.fromkeys(e["table"] for e, o in zip(events, outcomes)
-                                  if isinstance(o, Appended) and not o.duplicate):
+    for table_id in dict.fromkeys(e["table"] for e, o in zip(events, outcomes) if isinstance(o, Appended)):
         broker().publish(table_id)  # queued: with Redis away, open pages resume from their ids
     return outcomes
 
