@@ -50,6 +50,49 @@ def test_a_red_joker_labelled_as_the_black_one_is_read_as_the_red_one(tmp_path):
     assert kept.cards == tuple(sorted(parse_cards("SJ AD")))
 
 
+def _folder(tmp_path, labels: dict[str, list[dict]], size: int = 640) -> Path:
+    (tmp_path / "images").mkdir()
+    for name in labels:
+        cv2.imwrite(str(tmp_path / "images" / name), np.zeros((size, size, 3), np.uint8))
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    return tmp_path
+
+
+def _box(x0: float, y0: float, x1: float, y1: float, size: int = 640) -> list[float]:
+    return [(x0 + x1) / 2 / size, (y0 + y1) / 2 / size, (x1 - x0) / size, (y1 - y0) / size]
+
+
+def test_a_box_labelled_with_another_face_is_corrected_where_it_lies_only(tmp_path):
+    name = "WIN_20240627_17_02_34_Pro.jpg"  # BOXES_RELABELLED: the TH box holding (151, 536) shows 5H
+    folder = _folder(tmp_path, {name: [{"card": "TH", "box": _box(141, 506, 161, 566)},
+                                       {"card": "TH", "box": _box(300, 500, 320, 560)}]})
+    photo, = load_labelled(folder)
+    assert [b.card for b in photo.boxes] == parse_cards("5H TH") and photo.cards == tuple(sorted(parse_cards("5H TH")))
+    (folder / "labels.json").write_text(json.dumps({name: [{"card": "TH", "box": _box(300, 500, 320, 560)}]}))
+    with pytest.raises(ValueError, match=f"{name}: 0 boxes of TH"):
+        load_labelled(folder)
+
+
+def test_an_index_the_labels_leave_out_is_added_once(tmp_path):
+    name = "IMG_20220921_195405.jpg"  # UNLABELLED: a queen of spades at the left edge
+    folder = _folder(tmp_path, {name: [{"card": "6S", "box": _box(200, 200, 260, 280)}]})
+    photo, = load_labelled(folder)
+    assert photo.cards == tuple(sorted(parse_cards("6S QS"))) and photo.boxes[-1].box == (0.0, 32.3, 57.5, 119.5)
+    (folder / "labels.json").write_text(json.dumps({name: [{"card": "6S", "box": _box(200, 200, 260, 280)},
+                                                            {"card": "QS", "box": _box(2, 35, 55, 115)}]}))
+    assert len(load_labelled(folder)[0].boxes) == 2  # labelled since: kept as labelled
+
+
+def test_a_large_box_is_a_whole_card_only_around_another_box(tmp_path):
+    near = [{"card": "5S", "box": _box(326, 508, 458, 610)}, {"card": "8S", "box": _box(207, 208, 259, 255)},
+            {"card": "2D", "box": _box(104, 154, 168, 194)}]  # an index near the camera, two far ones
+    card = [{"card": "KH", "box": _box(100, 100, 400, 500)}, {"card": "KH", "box": _box(110, 110, 150, 160)},
+            {"card": "3C", "box": _box(500, 500, 540, 550)}]  # a whole card around its own index
+    kept, dropped = load_labelled(_folder(tmp_path, {"a.jpg": near, "b.jpg": card}))
+    assert kept.cards == tuple(sorted(parse_cards("5S 8S 2D"))) and len(kept.boxes) == 3
+    assert [b.box for b in dropped.boxes] == [(110.0, 110.0, 150.0, 160.0), (500.0, 500.0, 540.0, 550.0)]
+
+
 def test_time_blocks_join_shots_seconds_apart_and_split_whole_blocks():
     names = ["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg", "IMG_20220921_200000.jpg", "IMG_7797.jpg", "IMG_7798.jpg", "IMG_7810.jpg", "scan.jpg"]
     assert sorted(time_blocks(names)) == [["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg"], ["IMG_20220921_200000.jpg"], ["IMG_7797.jpg", "IMG_7798.jpg"], ["IMG_7810.jpg"], ["scan.jpg"]]  # noqa: E501
