@@ -55,6 +55,14 @@ def test_a_cards_corners_read_in_a_frame_turned_off_the_card_count_once():
     assert len(cards_from_indices([up("7H", 10, 60), down("7H", 60, 20)])) == 2
 
 
+def test_a_cards_near_corner_twice_the_far_ones_size_counts_once():
+    """A camera low over the table: the near corner's index looks up to twice as tall."""
+    near = IndexHit(parse_card("JD"), True, (60.0, 90.0, 77.0, 90 + 1.95 * H), 1.0)
+    assert cards_from_indices([up("JD", 10), near]) == [parse_card("JD")]
+    nearer = IndexHit(parse_card("JD"), True, (60.0, 90.0, 80.0, 90 + 2.2 * H), 1.0)
+    assert len(cards_from_indices([up("JD", 10), nearer])) == 2  # more: another card's
+
+
 def test_result_is_sorted_by_rank_then_suit():
     hits = [up("AS", 10), up("3C", 40), up("3H", 70), up("BJ", 100)]
     assert cards_from_indices(hits) == sorted(parse_card(c) for c in ("AS", "3C", "3H", "BJ"))
