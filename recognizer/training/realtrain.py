@@ -67,9 +67,9 @@ BOXES_RELABELLED: dict[str, tuple[tuple[str, tuple[float, float], str], ...]] = 
     "WIN_20240627_17_15_49_Pro.jpg": (("QS", (126, 20), "QC"),),
 }
 """Single boxes of ``../shared/realtrain`` labelled with another face, by file name:
-``(labelled, a pixel inside its box, shown)``. Each is a 3 read as a 4, a K or a 5 as a 10,
-a club as a spade; found where the reader disagreed with the labels at 0.89 or more, and
-checked by eye on the photo (2026-12-07). Left as labelled, a training crop teaches the 3 of
+``(labelled, a pixel inside its box, shown)``: 3s labelled as 4s, a K and a 5 as 10s, clubs
+as spades, a spade as a heart. Found where the reader read another face there (0.62-0.98
+sure), and checked by eye on the photo (2026-12-07). Left as labelled, a training crop teaches the 3 of
 spades as the 4, and a reader that reads the card right counts one missed and one wrong."""
 UNLABELLED: dict[str, tuple[tuple[str, Box], ...]] = {
     "IMG_20220921_193954.jpg": (("AC", (418.7, 46.8, 517.5, 141.6)),),
