@@ -420,9 +420,11 @@ def detector_data(cfg: ChunkConfig) -> Path:
             image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
             copies = cfg.detector_real_weight if split == "train" else 1
             for k in range(4):
-                turned, boxes = quarter_turn(image, [b.box for b in photo.boxes], k)
-                for copy in range(copies):
-                    write_yolo(out / split, f"real-{photo.path.stem}-{k}" + (f"-{copy}" if copy else ""), turned, boxes)
+                name = f"real-{photo.path.stem}-{k}"
+                write_yolo(out / split, name, *quarter_turn(image, [b.box for b in photo.boxes], k))
+                for copy in range(1, copies):  # the same files again: linked, not encoded anew
+                    for folder, ext in (("images", "jpg"), ("labels", "txt")):
+                        os.link(out / split / folder / f"{name}.{ext}", out / split / folder / f"{name}-{copy}.{ext}")
     done.write_text(drawn)  # only now: a chunk stopped while writing draws the set again
     return data
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from recognizer.crops import Box, crop_index, index_rect, to_tensor, view_box
+from recognizer.geometry import box_centre
 from referee.cards import FACES, Card, parse_card
 
 DIAGONAL = math.degrees(math.atan2(63.0, 88.0))
@@ -127,19 +128,20 @@ def _boxes(entries: list[dict], w: int, h: int, name: str = "", relabel: dict[st
         cx, cy, bw, bh = e["box"]
         out.append(RealBox(card, ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)))
     for labelled, (x, y), shown in BOXES_RELABELLED.get(name, ()):
-        held = [i for i, b in enumerate(out) if b.card == parse_card(labelled) and _holds(b.box, x, y)]
+        face = parse_card(labelled)
+        held = [i for i, b in enumerate(out) if b.card == face and _holds(b.box, x, y)]
         if len(held) != 1:
             raise ValueError(f"{name}: {len(held)} boxes of {labelled} hold ({x}, {y}); a relabelled box must be one")
         out[held[0]] = RealBox(parse_card(shown), out[held[0]].box)
     for shown, box in UNLABELLED.get(name, ()):
         card = parse_card(shown)
-        if not any(b.card == card and _holds(b.box, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2) for b in out):
+        if not any(b.card == card and _holds(b.box, *box_centre(box)) for b in out):
             out.append(RealBox(card, box))
     if len(out) > 1:  # drop whole-card boxes: far larger than the photo's typical box, around another box
         area = [(b.box[2] - b.box[0]) * (b.box[3] - b.box[1]) for b in out]
         med = float(np.median(area))
         out = [b for b, a in zip(out, area) if a <= WHOLE_CARD * med or not any(
-            o is not b and _holds(b.box, (o.box[0] + o.box[2]) / 2, (o.box[1] + o.box[3]) / 2) for o in out)]
+            o is not b and _holds(b.box, *box_centre(o.box)) for o in out)]
     return tuple(out)
 
 
