@@ -57,6 +57,9 @@ wrong, a reader that names the card right counts a false joker, and training lea
 red joker as the black one."""
 
 BOXES_RELABELLED: dict[str, tuple[tuple[str, tuple[float, float], str], ...]] = {
+    "IMG_7768.jpg": (("QC", (207, 200), "AC"), ("QC", (530, 488), "AC")),
+    "IMG_7785.jpg": (("4S", (599, 184), "AS"),),
+    "IMG_7794.jpg": (("6S", (188, 170), "7S"), ("6S", (467, 425), "7S")),
     "IMG_20220921_201241.jpg": (("QH", (279, 360), "QS"),),
     "IMG_20220921_201314.jpg": (("JS", (234, 457), "JC"), ("JS", (362, 303), "JC")),
     "WIN_20240627_11_38_29_Pro.jpg": (("4S", (260, 268), "3S"), ("4S", (366, 407), "3S")),
@@ -69,8 +72,9 @@ BOXES_RELABELLED: dict[str, tuple[tuple[str, tuple[float, float], str], ...]] = 
 }
 """Single boxes of ``../shared/realtrain`` labelled with another face, by file name:
 ``(labelled, a pixel inside its box, shown)``: 3s labelled as 4s, a K and a 5 as 10s, clubs
-as spades, a spade as a heart. Found where the reader read another face there (0.62-0.98
-sure), and checked by eye on the photo (2026-12-07). Left as labelled, a training crop teaches the 3 of
+as spades, a spade as a heart; in the black-and-gold deck two aces labelled as a queen and a
+4, and a 7 as a 6. Found where the reader read another face there (0.62-0.98 sure), and
+checked by eye on the photo (2026-12-07). Left as labelled, a training crop teaches the 3 of
 spades as the 4, and a reader that reads the card right counts one missed and one wrong."""
 UNLABELLED: dict[str, tuple[tuple[str, Box], ...]] = {
     "IMG_20220921_193954.jpg": (("AC", (418.7, 46.8, 517.5, 141.6)),),
