@@ -9,7 +9,9 @@ where one was made from it, :func:`int8_classifier`), and
 The models know indices near upright only, so the reader looks in rotated views of the
 image (:mod:`recognizer.orientation`), in tiles when a photo is far larger than a play
 area, reads a box it is unsure of again at turns between the views (tossed and fanned
-cards each lie at their own angle), and merges what the views read. Every reading carries a confidence calibrated on
+cards each lie at their own angle), and merges what the views read. The classifier learnt dark
+ink on light cards: in a photo of a dark deck, an unsure crop is read again with its lightness
+turned over. Every reading carries a confidence calibrated on
 training designs and an ``uncertain`` flag below the trusted threshold.
 """
 
@@ -25,7 +27,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from recognizer.crops import N_CLASSES, N_FACES, NOT_INDEX, crop_index, decode_class, to_tensor, turned_index
+from recognizer.crops import CROP_H, CROP_W, N_CLASSES, N_FACES, NOT_INDEX, crop_index, decode_class, light_ink, lightness_turned, to_tensor, turned_index
 from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
@@ -60,6 +62,17 @@ REFINE_FLOOR = 0.8
 """A read at a turn is taken only when at least this sure (:func:`_surety`): the surest of
 three more looks at an unsure box leans towards a wrong face (a bellot 5 turned 22.5
 degrees reads as a J at 0.6-0.7; recognizer/MODEL.md measures the floor)."""
+DARK_DECK_SHARE = 0.5
+"""An image whose first view's crops show light ink (:func:`recognizer.crops.light_ink`) at
+least this often shows a dark deck, whose unsure crops are read with their lightness turned
+over too (:meth:`CardReader._read_crops`). On ``../shared/realtrain``'s black-and-gold deck
+0.6-1.0 of them do, on the white decks' photos and rendered designs mostly none (a card's
+corner in shadow, an index at a card's edge on a dark cloth)."""
+TURNED_OVER_FLOOR = 0.7
+"""A read with the lightness turned over is taken where it is surer and at least this sure
+(:func:`_surety`): a white card's corner in shadow in a grey-scale photo also has few light
+pixels, and turned over it read a diamond as surely a club (recognizer/MODEL.md measures the
+floor)."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -500,7 +513,9 @@ class CardReader:
         first, *others = pass_angles(image_bgr, self.passes, self.deskew)
         seen = self._detect_view(image_bgr, first)
         found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
-        probs = self._probabilities(image_bgr, [(box, first) for box, _ in seen], 0)
+        crops = self._crops(image_bgr, [(box, first) for box, _ in seen], 0)
+        dark = bool(len(crops)) and float(light_ink(crops).mean()) >= DARK_DECK_SHARE
+        probs = self._read_crops(crops, dark)
         enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
         later = []
         for angle in others:
@@ -509,17 +524,17 @@ class CardReader:
                 later += [((_turned_box(box, quarter), score, angle), i) for i, (box, score) in enumerate(seen) if i not in enough]
             else:  # boxes of this view's own, no first view's
                 later += [((box, score, angle), None) for box, score in self._detect_view(image_bgr, angle)]
-        turned = self._probabilities(image_bgr, [(box, angle) for (box, _, angle), _ in later], 0)
+        turned = self._probabilities(image_bgr, [(box, angle) for (box, _, angle), _ in later], 0, dark)
         enough |= {i for (_, i), p in zip(later, turned) if i is not None and self._sure_enough(p)}
         found += later
         if not found:
             return []
         asks = [(box, angle) for (box, _, angle), _ in found]
-        probs = self._framed_again(image_bgr, asks, np.concatenate([probs, turned]), np.array([i in enough for _, i in found]))
+        probs = self._framed_again(image_bgr, asks, np.concatenate([probs, turned]), dark, np.array([i in enough for _, i in found]))
         found = [f for f, _ in found]
         out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
         if self.refine_below > REFINE_OFF:
-            self._refine(image_bgr, out)
+            self._refine(image_bgr, out, dark)
         return out
 
     def _sure_enough(self, probs: np.ndarray) -> bool:
@@ -531,43 +546,72 @@ class CardReader:
         index" may be an index lying a quarter off."""
         return _surety(probs) >= self.sure_enough_at and _face(probs) not in JOKERS
 
-    def _refine(self, image_bgr: np.ndarray, out: list[Candidate]) -> None:
+    def _refine(self, image_bgr: np.ndarray, out: list[Candidate], dark: bool) -> None:
         """Reads each box unsure in every view again at :data:`REFINE_TURNS` from its view,
         replacing a candidate by a surer read (see the class docstring). Only the surest
-        turn's crop is framed again: the other turns' reads are dropped whatever they are."""
+        turn's crop is framed again: the other turns' reads are dropped whatever they are.
+        ``dark``: the cards are a dark deck (:meth:`_read_crops`)."""
         sure = {c.place() for c in out if _surety(c.probs) >= self.refine_below}  # read surely in some view: no more looks
         unsure = [i for i, c in enumerate(out) if c.place() not in sure and c.probs[NOT_INDEX] < REFINE_NOT_INDEX]
         if not unsure:
             return
         asks = [turned_index(out[i].box, out[i].view, turn) for i in unsure for turn in REFINE_TURNS]
-        tries = self._probabilities(image_bgr, asks, 0).reshape(len(unsure), len(REFINE_TURNS), -1)
+        tries = self._probabilities(image_bgr, asks, 0, dark).reshape(len(unsure), len(REFINE_TURNS), -1)
         best = [max(range(len(REFINE_TURNS)), key=lambda j: _surety(reads[j])) for reads in tries]
         picked = [asks[k * len(REFINE_TURNS) + j] for k, j in enumerate(best)]
-        reads = self._framed_again(image_bgr, picked, tries[np.arange(len(unsure)), best])
+        reads = self._framed_again(image_bgr, picked, tries[np.arange(len(unsure)), best], dark)
         for i, (box, angle), p in zip(unsure, picked, reads):
             if _surety(p) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(p) not in JOKERS:
                 out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=p, angle=angle)
 
     def _framed_again(
-        self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], probs: np.ndarray, enough: np.ndarray | None = None
+        self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], probs: np.ndarray, dark: bool, enough: np.ndarray | None = None
     ) -> np.ndarray:
         """The class probabilities of each asked crop (a box in the frame of the image turned
         by an angle) from ``probs``, its first framing's: averaged over the reader's ``views``
         framings where the first reads it less surely than ``frame_again_below`` and its box
-        is not read sure enough in some view (``enough``: :meth:`_sure_enough`)."""
+        is not read sure enough in some view (``enough``: :meth:`_sure_enough`). ``dark``: the
+        cards are a dark deck (:meth:`_read_crops`)."""
         again = np.maximum(face_probabilities(probs).max(1), probs[:, NOT_INDEX]) < self.frame_again_below
         again = np.flatnonzero(again if enough is None else again & ~enough)
         if again.size:
             asked = [asks[i] for i in again]
-            probs[again] = np.mean([probs[again]] + [self._probabilities(image_bgr, asked, v) for v in range(1, self.views)], axis=0)
+            probs[again] = np.mean([probs[again]] + [self._probabilities(image_bgr, asked, v, dark) for v in range(1, self.views)], axis=0)
         return probs
 
-    def _probabilities(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], framing: int) -> np.ndarray:
-        """The classifier's class probabilities of each asked crop in one framing (the box
-        grown by ``framing`` times :data:`VIEW_GROWTH` per side)."""
+    def _probabilities(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], framing: int, dark: bool) -> np.ndarray:
+        """The classifier's class probabilities of each asked crop in one framing (:meth:`_crops`,
+        :meth:`_read_crops`)."""
+        return self._read_crops(self._crops(image_bgr, asks, framing), dark)
+
+    def _crops(self, image_bgr: np.ndarray, asks: list[tuple[tuple[float, float, float, float], float]], framing: int) -> np.ndarray:
+        """The classifier's crop of each asked box (in the frame of the image turned by its
+        angle) in one framing: the box grown by ``framing`` times :data:`VIEW_GROWTH` per side."""
         if not asks:
+            return np.zeros((0, CROP_H, CROP_W, 3), np.uint8)
+        return np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
+
+    def _read_crops(self, crops: np.ndarray, dark: bool) -> np.ndarray:
+        """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (at least
+        :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`), a
+        crop read less surely than ``frame_again_below`` that shows light ink is read again with
+        its lightness turned over, and takes that read where it is surer and at least
+        :data:`TURNED_OVER_FLOOR` sure."""
+        if not len(crops):
             return np.zeros((0, N_CLASSES), np.float32)
-        crops = np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
+        probs = self._classify(crops)
+        if not dark:
+            return probs
+        unsure = np.maximum(face_probabilities(probs).max(1), probs[:, NOT_INDEX]) < self.frame_again_below
+        light = np.flatnonzero(unsure & light_ink(crops))
+        if light.size:
+            for i, turned in zip(light, self._classify(np.stack([lightness_turned(crops[i]) for i in light]))):
+                if _surety(turned) > max(_surety(probs[i]), TURNED_OVER_FLOOR):
+                    probs[i] = turned
+        return probs
+
+    def _classify(self, crops: np.ndarray) -> np.ndarray:
+        """The classifier's class probabilities of ``crops`` (N x H x W x 3, BGR)."""
         logits = self.classifier.run(None, {self.classifier.get_inputs()[0].name: to_tensor(crops)})[0]
         probs = np.exp(logits - logits.max(1, keepdims=True))
         return probs / probs.sum(1, keepdims=True)

@@ -70,8 +70,8 @@ def test_only_the_surest_turn_of_an_unsure_box_is_framed_again():
     image = tossed_scene(1, HELD_OUT_PROCEDURAL[0], cards, angles=(0, 45, 0), height=170)[0]
     calls, refining = [], []
     probabilities, refine = reader._probabilities, reader._refine
-    reader._probabilities = lambda img, asks, framing: calls.append((bool(refining), framing, len(asks))) or probabilities(img, asks, framing)
-    reader._refine = lambda img, out: refining.append(1) or refine(img, out)
+    reader._probabilities = lambda img, asks, framing, dark: calls.append((bool(refining), framing, len(asks))) or probabilities(img, asks, framing, dark)
+    reader._refine = lambda img, out, dark: refining.append(1) or refine(img, out, dark)
     assert reader.read(image).cards == sorted(cards)
     turns = [(framing, n) for in_refine, framing, n in calls if in_refine]
     assert [framing for framing, _ in turns] == [0, 1] and turns[0][1] == 3 * turns[1][1] > 0, calls

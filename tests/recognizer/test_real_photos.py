@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recognizer.crops import index_rect, turned_index, view_box
+import recognizer.reader as reader_module
+from recognizer.crops import crop_index, index_rect, light_ink, lightness_turned, turned_index, view_box
 from recognizer.reader import CardReader
 from recognizer.training.realtrain import load_labelled, split_by_blocks, time_blocks, upright_turn
 from referee.cards import parse_cards
@@ -36,6 +37,44 @@ def test_the_committed_reader_reads_every_fixture_photo_exactly(photos):
         reading = reader.read(cv2.imread(str(photo.path), cv2.IMREAD_COLOR))
         assert Counter(reading.cards) == Counter(photo.cards), photo.path.name
         assert [a[0][0] for a in reading.alternatives] == reading.cards
+
+
+def test_a_black_decks_indices_are_light_ink_and_a_white_decks_are_not(photos):
+    by_name = {p.path.name: p for p in photos}
+    for name, light in (("IMG_7791.jpg", True), ("IMG_20220921_194905.jpg", False), ("IMG_20220921_194259.jpg", False)):
+        image = cv2.imread(str(by_name[name].path), cv2.IMREAD_COLOR)
+        assert light_ink(np.stack([crop_index(image, b.box) for b in by_name[name].boxes])).tolist() == [light] * len(by_name[name].boxes), name
+
+
+def test_lightness_turned_over_keeps_a_gold_ink_warm():
+    crop = np.zeros((48, 32, 3), np.uint8)
+    crop[10:38, 12:20] = (60, 170, 210)  # a gold stroke (BGR) on black
+    turned = lightness_turned(crop)
+    assert turned[0, 0].min() > 240  # black card -> white card
+    b, g, r = (int(v) for v in turned[20, 15])
+    assert r > b + 40 and max(b, g, r) < 150  # the stroke darker than the card, and still warm
+    assert light_ink(np.stack([crop, turned])).tolist() == [True, False]
+
+
+def test_a_black_decks_white_court_indices_are_read_with_their_lightness_turned_over(photos, monkeypatch):
+    photo = next(p for p in photos if p.path.name == "IMG_7791.jpg")
+    image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
+    assert Counter(CardReader().read(image).cards) == Counter(photo.cards) == Counter(parse_cards("JC JS 6H"))
+    monkeypatch.setattr(reader_module, "TURNED_OVER_FLOOR", 2.0)  # no read turned over is taken
+    assert not set(parse_cards("JC JS")) & set(CardReader().read(image).cards)
+
+
+def test_a_white_decks_photo_takes_no_read_turned_over(photos, monkeypatch):
+    def refused(crop):
+        raise AssertionError("a white deck's crop was turned over")
+
+    monkeypatch.setattr(reader_module, "lightness_turned", refused)
+    reader = CardReader()
+    for photo in photos:
+        if photo.path.name != "IMG_7791.jpg":
+            assert Counter(reader.read(cv2.imread(str(photo.path), cv2.IMREAD_COLOR)).cards) == Counter(photo.cards), photo.path.name
+    with pytest.raises(AssertionError, match="turned over"):
+        reader.read(cv2.imread(str(FIXTURE / "images" / "IMG_7791.jpg"), cv2.IMREAD_COLOR))
 
 
 def test_a_red_joker_labelled_as_the_black_one_is_read_as_the_red_one(tmp_path):
