@@ -36,8 +36,8 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, index_rect, to_tensor, view_box
-from recognizer.reader import REFINE_TURNS
+from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, index_rect, light_ink, lightness_turned, to_tensor, view_box
+from recognizer.reader import DARK_DECK_SHARE, REFINE_TURNS
 from recognizer.training.mining import false_hits
 from recognizer.training.realtrain import RealPhoto, infer_turns, load_labelled, split_by_blocks
 from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
@@ -172,7 +172,9 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     ``per_box`` times upright and as many upside down in views up to :data:`TILT` off, once
     seen sideways ("not an index"); per photo ``negatives`` random boxes at any angle clear
     of every label and up to ``mined`` of ``detector``'s false hits in the two upright views,
-    each cut again at the reader's :data:`~recognizer.reader.REFINE_TURNS`.
+    each cut again at the reader's :data:`~recognizer.reader.REFINE_TURNS`. A photo of a dark
+    deck (:data:`~recognizer.reader.DARK_DECK_SHARE` of its index crops light ink) gives each of
+    its light crops once more with the lightness turned over, the way the reader reads them again.
     A joker's index seen sideways is left out rather than taught as "not an index": decks
     print the word JOKER down the corner or across it (bellot), and read either way it names
     the same card. Returns crops, classes and how many labelled boxes had no angle (left out)."""
@@ -181,6 +183,7 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     for photo in tqdm(photos, desc="cut real crops", unit="photo"):
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
         turns = infer_turns(image, photo, classifier)
+        start, indices = len(xs), []
         labelled = np.array([b.box for b in photo.boxes], np.float64).reshape(-1, 4)
         for b, turn in zip(photo.boxes, turns):
             if turn is None:
@@ -194,6 +197,7 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
                     size = np.tile(vb[2:] - vb[:2], 2)
                     xs.append(crop_index(image, tuple(vb + rng.uniform(-0.15, 0.15, 4) * size), view))
                     ys.append(class_of(b.card, bool(flip)))
+                    indices.append(xs[-1])
             side = turn + rng.choice([-1, 1]) * rng.uniform(*SIDEWAYS) + rng.choice([0.0, 180.0])
             if not is_joker(b.card):  # decks print the joker's word along the corner or across it: sideways it is still the joker
                 xs.append(crop_index(image, view_box(centre, w, h, turn, side), side))
@@ -213,6 +217,11 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
             for box, view in false_hits(detector, image, near, READER_VIEWS, mined, REFINE_TURNS):
                 xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
+        if indices and light_ink(np.stack(indices)).mean() >= DARK_DECK_SHARE:  # a dark deck: its light crops turned over too, as the reader reads them
+            cut = np.stack(xs[start:])
+            for k in np.flatnonzero(light_ink(cut)):
+                xs.append(lightness_turned(cut[k]))
+                ys.append(ys[start + k])
     return np.stack(xs), np.array(ys, np.int64), unknown
 
 
@@ -283,7 +292,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
     drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
-    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts} labels {labels_key(train + val)}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
+    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts} dark decks turned labels {labels_key(train + val)}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:
