@@ -63,16 +63,12 @@ REFINE_FLOOR = 0.8
 three more looks at an unsure box leans towards a wrong face (a bellot 5 turned 22.5
 degrees reads as a J at 0.6-0.7; recognizer/MODEL.md measures the floor)."""
 DARK_DECK_SHARE = 0.5
-"""An image whose first view's crops show light ink (:func:`recognizer.crops.light_ink`) at
-least this often shows a dark deck, whose unsure crops are read with their lightness turned
-over too (:meth:`CardReader._read_crops`). On ``../shared/realtrain``'s black-and-gold deck
-0.6-1.0 of them do, on the white decks' photos and rendered designs mostly none (a card's
-corner in shadow, an index at a card's edge on a dark cloth)."""
-TURNED_OVER_FLOOR = 0.7
-"""A read with the lightness turned over is taken where it is surer and at least this sure
-(:func:`_surety`): a white card's corner in shadow in a grey-scale photo also has few light
-pixels, and turned over it read a diamond as surely a club (recognizer/MODEL.md measures the
-floor)."""
+"""An image more of whose first view's crops than this share show light ink
+(:func:`recognizer.crops.light_ink`) shows a dark deck, whose unsure crops are read with their
+lightness turned over too (:meth:`CardReader._read_crops`). On ``../shared/realtrain``'s
+black-and-gold deck 0.6-1.0 of them do; on its white decks' photos, ``../shared/realcards`` and
+the rendered designs mostly none (a card's corner in shadow, an index at a card's edge on a dark
+cloth), more than half in one photo of 515 (recognizer/MODEL.md)."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -514,7 +510,7 @@ class CardReader:
         seen = self._detect_view(image_bgr, first)
         found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
         crops = self._crops(image_bgr, [(box, first) for box, _ in seen], 0)
-        dark = bool(len(crops)) and float(light_ink(crops).mean()) >= DARK_DECK_SHARE
+        dark = bool(len(crops)) and float(light_ink(crops).mean()) > DARK_DECK_SHARE
         probs = self._read_crops(crops, dark)
         enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
         later = []
@@ -592,11 +588,10 @@ class CardReader:
         return np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
 
     def _read_crops(self, crops: np.ndarray, dark: bool) -> np.ndarray:
-        """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (at least
+        """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (more than
         :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`), a
         crop read less surely than ``frame_again_below`` that shows light ink is read again with
-        its lightness turned over, and takes that read where it is surer and at least
-        :data:`TURNED_OVER_FLOOR` sure."""
+        its lightness turned over, and takes that read where it is surer."""
         if not len(crops):
             return np.zeros((0, N_CLASSES), np.float32)
         probs = self._classify(crops)
@@ -606,7 +601,7 @@ class CardReader:
         light = np.flatnonzero(unsure & light_ink(crops))
         if light.size:
             for i, turned in zip(light, self._classify(np.stack([lightness_turned(crops[i]) for i in light]))):
-                if _surety(turned) > max(_surety(probs[i]), TURNED_OVER_FLOOR):
+                if _surety(turned) > _surety(probs[i]):
                     probs[i] = turned
         return probs
 
