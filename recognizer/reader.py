@@ -69,6 +69,9 @@ lightness turned over too (:meth:`CardReader._read_crops`). On ``../shared/realt
 black-and-gold deck 0.6-1.0 of them do; on its white decks' photos, ``../shared/realcards`` and
 the rendered designs mostly none (a card's corner in shadow, an index at a card's edge on a dark
 cloth), more than half in one photo of 515 (recognizer/MODEL.md)."""
+DARK_DECK_LEAST = 2
+"""And at least this many of them: a card shows two corners, and one light crop alone (a red
+joker's star beside a hand over the rest of the card, on a green cloth) is no deck."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -510,7 +513,8 @@ class CardReader:
         seen = self._detect_view(image_bgr, first)
         found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
         crops = self._crops(image_bgr, [(box, first) for box, _ in seen], 0)
-        dark = bool(len(crops)) and float(light_ink(crops).mean()) > DARK_DECK_SHARE
+        light = light_ink(crops)
+        dark = int(light.sum()) >= DARK_DECK_LEAST and float(light.mean()) > DARK_DECK_SHARE
         probs = self._read_crops(crops, dark)
         enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
         later = []
@@ -589,7 +593,8 @@ class CardReader:
 
     def _read_crops(self, crops: np.ndarray, dark: bool) -> np.ndarray:
         """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (more than
-        :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`), a
+        :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`, and
+        at least :data:`DARK_DECK_LEAST`), a
         crop read less surely than ``frame_again_below`` that shows light ink is read again with
         its lightness turned over, and takes that read where it is surer."""
         if not len(crops):

@@ -356,3 +356,24 @@ def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     (tmp_path / "once" / "index-detector.json").write_text(json.dumps({"quarter_turns": "yes"}))
     with pytest.raises(ValueError, match="quarter_turns must be true or false"):
         CardReader(tmp_path / "once")
+
+
+@pytest.mark.parametrize("light_boxes, dark", [(1, False), (2, True)])
+def test_one_light_crop_is_no_dark_deck_and_two_are(monkeypatch, light_boxes, dark):
+    """A photo is read as a dark deck, its unsure light crops turned over, when more than half
+    of its first view's boxes show light ink and at least two do (a card's two corners)."""
+    import recognizer.reader as reader_module
+
+    image = np.full((200, 400, 3), 30, np.uint8)
+    boxes = []
+    for k in range(light_boxes):
+        x = 60 + 160 * k
+        cv2.putText(image, "K", (x, 120), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (235, 235, 235), 4)  # white ink on a black card
+        boxes.append(((x - 10.0, 60.0, x + 60.0, 135.0), 0.9))
+    reader = CardReader(passes=1, deskew=False, refine_below=-1.0)
+    monkeypatch.setattr(reader, "_detect_view", lambda img, angle: list(boxes))
+    turned = []
+    monkeypatch.setattr(reader_module, "lightness_turned", lambda crop: turned.append(crop) or 255 - crop)
+    monkeypatch.setattr(reader, "_classify", lambda crops: np.full((len(crops), reader_module.N_CLASSES), 1.0 / reader_module.N_CLASSES, np.float32))
+    reader.candidates(image)
+    assert bool(turned) == dark
