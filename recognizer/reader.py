@@ -594,9 +594,9 @@ class CardReader:
     def _read_crops(self, crops: np.ndarray, dark: bool) -> np.ndarray:
         """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (more than
         :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`, and
-        at least :data:`DARK_DECK_LEAST`), a
-        crop read less surely than ``frame_again_below`` that shows light ink is read again with
-        its lightness turned over, and takes that read where it is surer."""
+        at least :data:`DARK_DECK_LEAST`), a crop read less surely than ``frame_again_below``
+        that shows light ink is read again with its lightness turned over, and takes that read
+        where it is surer."""
         if not len(crops):
             return np.zeros((0, N_CLASSES), np.float32)
         probs = self._classify(crops)
