@@ -373,8 +373,11 @@ def real_photos(folder: Path, split: str) -> list:
     return val if split == "val" else train
 
 
-def report_real(models: list[Path | None], folder: Path, split: str) -> None:
-    """Exact %, recall, precision, false jokers and CPU ms per photo, per models folder."""
+def report_real(models: list[Path | None], folder: Path, split: str, by_series: bool = False) -> None:
+    """Exact %, recall, precision, false jokers and CPU ms per photo, per models folder; with
+    ``by_series``, the same per shoot too (:func:`recognizer.training.realtrain.series`)."""
+    from recognizer.training.realtrain import series
+
     photos = real_photos(folder, split)
     images = [cv2.imread(str(p.path), cv2.IMREAD_COLOR) for p in photos]
     print(f"{len(photos)} labelled photos of {folder.resolve()} (split {split}), {sum(len(p.cards) for p in photos)} cards; reader defaults, one thread")
@@ -382,23 +385,24 @@ def report_real(models: list[Path | None], folder: Path, split: str) -> None:
     for folder_models in models:
         reader = CardReader(folder_models, threads=1)
         reader.read(np.zeros((200, 400, 3), np.uint8))
-        exact = found = total = read = jokers = 0
-        cpu = 0.0
+        counts: dict[str, Counter] = {}
         for photo, image in zip(photos, images):
             t0 = time.process_time()
             got = Counter(reader.read(image).cards)
-            cpu += time.process_time() - t0
+            cpu = time.process_time() - t0
             truth = Counter(photo.cards)
-            exact += got == truth
-            found += sum((truth & got).values())
-            total += sum(truth.values())
-            read += sum(got.values())
-            jokers += sum(c for card, c in (got - truth).items() if card in (SJ, BJ))
+            for key in ("", series(photo.path.name)) if by_series else ("",):
+                c = counts.setdefault(key, Counter())
+                c.update(photos=1, exact=int(got == truth), found=sum((truth & got).values()), total=sum(truth.values()), read=sum(got.values()),
+                         jokers=sum(n for card, n in (got - truth).items() if card in (SJ, BJ)), us=round(1e6 * cpu))
         name = str(folder_models or "committed (recognizer/models)")
-        print(
-            f"{name[-40:]:<40} {f'{exact}/{len(photos)} {exact / max(1, len(photos)):.1%}':>14} {found / max(1, total):>8.1%} "
-            f"{found / max(1, read):>9.1%} {jokers:>12} {1000 * cpu / max(1, len(photos)):>12.1f}"
-        )
+        for key, c in sorted(counts.items()):
+            label = f"  {key}" if key else name[-40:]
+            exact = f"{c['exact']}/{c['photos']} {c['exact'] / max(1, c['photos']):.1%}"
+            print(
+                f"{label:<40} {exact:>14} {c['found'] / max(1, c['total']):>8.1%} "
+                f"{c['found'] / max(1, c['read']):>9.1%} {c['jokers']:>12} {c['us'] / 1000 / max(1, c['photos']):>12.1f}"
+            )
 
 
 def on_labels(candidates: list, labels: list) -> list[tuple[int, np.ndarray]]:
@@ -559,6 +563,7 @@ def main() -> None:
     ap.add_argument("--realcards", nargs="?", const=REALCARDS, type=Path, metavar="DIR", help="the real photographs instead")
     ap.add_argument("--real", type=Path, metavar="DIR", help="a labelled folder like ../shared/realcards or ../shared/realtrain: exact, recall, precision, false jokers, ms")
     ap.add_argument("--split", choices=("all", "train", "val"), default="all", help="with --real: the time-stamp blocks training holds out (val), the others, or all")
+    ap.add_argument("--by-series", action="store_true", help="with --real: the figures per shoot too (the file names' camera and day)")
     ap.add_argument("--calibration", action="store_true", help="with --real: temperature scaling, calibration error and reliability tables")
     ap.add_argument("--write", action="store_true", help="with --calibration: write the temperature beside the classifier")
     ap.add_argument("--jokers", action="store_true", help="where the held-out designs' labelled jokers go (no box, read as another class, under the joker rule, read), per --models")
@@ -572,7 +577,7 @@ def main() -> None:
     if args.calibration:
         report_calibration(args.models, args.real, args.split, args.write)
     elif args.real:
-        report_real(all_models, args.real, args.split)
+        report_real(all_models, args.real, args.split, args.by_series)
     elif args.jokers:
         report_jokers(all_models, args.images, args.seed)
     elif args.tossed:

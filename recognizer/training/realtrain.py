@@ -190,6 +190,21 @@ def _order(name: str) -> tuple[str, float] | None:
         return (f"number:{match.group(1)}", float(match.group(2))) if match else None
 
 
+def series(name: str) -> str:
+    """The shoot a file name belongs to, as its camera names it: the letters before its number
+    and, for a time stamp, the day (``IMG_ 2022-09-21``, ``WIN_ 2024-06-27``), else ``numbered``
+    (``IMG_ numbered``: a phone's running numbers). In ``../shared/realtrain`` these are three
+    shoots: white decks on tables and cloth, a webcam over a desk, and the black-and-gold deck
+    by a keyboard, which the block split keeps whole in training."""
+    order = _order(name)
+    prefix = re.match(r"\D*", name).group(0)
+    if order is None:
+        return prefix or name
+    if order[0] == "stamp":
+        return f"{prefix} {datetime.fromtimestamp(order[1]):%Y-%m-%d}"
+    return f"{prefix} numbered"
+
+
 def time_blocks(names: list[str], gap_s: int = BLOCK_GAP_S, gap_numbers: int = 3) -> list[list[str]]:
     """``names`` grouped into blocks of photos taken within ``gap_s`` seconds (or, named by a
     running number, within ``gap_numbers``) of the one before; other names one block each."""

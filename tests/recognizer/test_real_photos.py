@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import recognizer.reader as reader_module
 from recognizer.crops import crop_index, index_rect, light_ink, lightness_turned, turned_index, view_box
 from recognizer.reader import CardReader
-from recognizer.training.realtrain import load_labelled, split_by_blocks, time_blocks, upright_turn
+from recognizer.training.realtrain import load_labelled, series, split_by_blocks, time_blocks, upright_turn
 from referee.cards import parse_cards
 
 FIXTURE = Path(__file__).with_name("fixtures") / "realphotos"
@@ -135,6 +135,13 @@ def test_a_large_box_is_a_whole_card_only_around_another_box(tmp_path):
 def test_time_blocks_join_shots_seconds_apart_and_split_whole_blocks():
     names = ["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg", "IMG_20220921_200000.jpg", "IMG_7797.jpg", "IMG_7798.jpg", "IMG_7810.jpg", "scan.jpg"]
     assert sorted(time_blocks(names)) == [["IMG_20220921_193915.jpg", "IMG_20220921_193925.jpg"], ["IMG_20220921_200000.jpg"], ["IMG_7797.jpg", "IMG_7798.jpg"], ["IMG_7810.jpg"], ["scan.jpg"]]  # noqa: E501
+
+
+def test_a_photo_belongs_to_the_shoot_its_camera_names():
+    assert series("IMG_20220921_193915.jpg") == series("IMG_20220921_201535.jpg") == "IMG_ 2022-09-21"
+    assert series("IMG_7702.jpg") == series("IMG_7799.jpg") == "IMG_ numbered"
+    assert series("WIN_20240627_11_38_29_Pro.jpg") == "WIN_ 2024-06-27"
+    assert series("scan.jpg") == "scan.jpg"
 
 
 def test_split_keeps_blocks_whole(photos):

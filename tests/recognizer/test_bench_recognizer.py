@@ -1,6 +1,6 @@
-"""bench/recognizer.py --jokers: every labelled joker of the held-out scenes is counted once,
-in exactly one of its four fates, and candidates in a turned view are matched to the label
-they lie on in the image."""
+"""bench/recognizer.py: with --jokers every labelled joker of the held-out scenes is counted
+once, in exactly one of its four fates, and candidates in a turned view are matched to the
+label they lie on in the image; with --real --by-series each shoot's photos are counted apart."""
 
 import importlib.util
 import re
@@ -75,3 +75,13 @@ def test_speed_reads_both_sizes_with_every_folder_side_by_side(bench, capsys):
         assert mean > 0 and ratio > 0
     firsts = [r for r in rows if "committed" in r]
     assert all("1.00 x the first" in r for r in firsts)
+
+
+def test_real_photos_are_counted_per_shoot_as_well_as_in_all(bench, capsys):
+    fixture = Path(__file__).with_name("fixtures") / "realphotos"
+    bench.report_real([None], fixture, "all", by_series=True)
+    rows = {line[:40].strip(): line[40:].split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["committed (recognizer/models)"][:2] == ["5/5", "100.0%"]
+    assert rows["IMG_ 2022-09-21"][:2] == ["4/4", "100.0%"] and rows["IMG_ numbered"][:2] == ["1/1", "100.0%"]
+    assert len(rows) == 3
+
