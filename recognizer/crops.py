@@ -40,19 +40,40 @@ def crop_index(image: np.ndarray, box: tuple[float, float, float, float], angle:
     return cv2.warpAffine(image, M, (CROP_W, CROP_H), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 
+DARK_DECK_SHARE = 0.5
+"""Crops more of which than this share show light ink (:func:`light_ink`) show a dark deck
+(:func:`dark_deck`). Of the first view's crops, on ``../shared/realtrain``'s black-and-gold deck
+0.6-1.0 do; on its white decks' photos, ``../shared/realcards`` and the rendered designs mostly
+none (a card's corner in shadow, an index at a card's edge on a dark cloth), more than half in
+one photo of 515 (recognizer/MODEL.md)."""
+DARK_DECK_LEAST = 2
+"""And at least this many of them: a card shows two corners, and one light crop alone (a red
+joker's star beside a hand over the rest of the card, on a green cloth) is no deck."""
+
+
 def light_ink(crops: np.ndarray) -> np.ndarray:
     """Which of ``crops`` (N x H x W x 3, BGR) may show light ink on a dark card: fewer than half
     their pixels are lighter than their mean, a few light strokes on a dark ground, where dark
     ink on a light card leaves most pixels above it. On ``../shared/realtrain``'s labelled
-    indices that holds for 99.7 % of the black-and-gold deck's and 3 % of the white decks' (their
-    corners in shadow, an index at a card's edge on a dark cloth). The classifier learnt dark ink on light cards, and reads a black deck's
-    white "K" unsurely (0.2-0.4) where the same crop with its lightness turned over reads surely
-    (0.6-0.99)."""
+    indices that holds for 99.7 % of the black-and-gold deck's and 3 % of the white decks'
+    (their corners in shadow, an index at a card's edge on a dark cloth). The classifier learnt
+    dark ink on light cards, and reads a black deck's white "K" unsurely (0.2-0.4) where the
+    same crop with its lightness turned over reads surely (0.6-0.99)."""
     n = len(crops)
     if not n:
         return np.zeros(0, bool)
     grey = cv2.cvtColor(np.ascontiguousarray(crops).reshape(-1, crops.shape[2], 3), cv2.COLOR_BGR2GRAY).reshape(n, -1).astype(np.float32)
     return (grey > grey.mean(1, keepdims=True)).mean(1) < 0.5
+
+
+def dark_deck(crops: np.ndarray) -> bool:
+    """Whether ``crops`` of one photo show a dark deck: more than :data:`DARK_DECK_SHARE` of them
+    light ink, and at least :data:`DARK_DECK_LEAST`. The reader decides it on a photo's first view
+    and reads the photo's unsure light crops turned over too; training, on a photo's labelled
+    index crops, cuts its light crops once more turned over. A deck is dark or white as a whole:
+    a white card's corner in shadow is light ink alone, and turned over it reads worse."""
+    light = light_ink(crops)
+    return int(light.sum()) >= DARK_DECK_LEAST and float(light.mean()) > DARK_DECK_SHARE
 
 
 def lightness_turned(crop: np.ndarray) -> np.ndarray:

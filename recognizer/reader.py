@@ -27,7 +27,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from recognizer.crops import CROP_H, CROP_W, N_CLASSES, N_FACES, NOT_INDEX, crop_index, decode_class, light_ink, lightness_turned, to_tensor, turned_index
+from recognizer.crops import CROP_H, CROP_W, N_CLASSES, N_FACES, NOT_INDEX, crop_index, dark_deck, decode_class, light_ink, lightness_turned, to_tensor, turned_index
 from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
@@ -62,16 +62,6 @@ REFINE_FLOOR = 0.8
 """A read at a turn is taken only when at least this sure (:func:`_surety`): the surest of
 three more looks at an unsure box leans towards a wrong face (a bellot 5 turned 22.5
 degrees reads as a J at 0.6-0.7; recognizer/MODEL.md measures the floor)."""
-DARK_DECK_SHARE = 0.5
-"""An image more of whose first view's crops than this share show light ink
-(:func:`recognizer.crops.light_ink`) shows a dark deck, whose unsure crops are read with their
-lightness turned over too (:meth:`CardReader._read_crops`). On ``../shared/realtrain``'s
-black-and-gold deck 0.6-1.0 of them do; on its white decks' photos, ``../shared/realcards`` and
-the rendered designs mostly none (a card's corner in shadow, an index at a card's edge on a dark
-cloth), more than half in one photo of 515 (recognizer/MODEL.md)."""
-DARK_DECK_LEAST = 2
-"""And at least this many of them: a card shows two corners, and one light crop alone (a red
-joker's star beside a hand over the rest of the card, on a green cloth) is no deck."""
 REFINE_NOT_INDEX = 0.5
 """A box this surely "not an index" in its view is not read again (a view a quarter turn
 off an index calls it so; the other view reads it)."""
@@ -513,8 +503,7 @@ class CardReader:
         seen = self._detect_view(image_bgr, first)
         found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
         crops = self._crops(image_bgr, [(box, first) for box, _ in seen], 0)
-        light = light_ink(crops)
-        dark = int(light.sum()) >= DARK_DECK_LEAST and float(light.mean()) > DARK_DECK_SHARE
+        dark = dark_deck(crops)
         probs = self._read_crops(crops, dark)
         enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
         later = []
@@ -592,11 +581,10 @@ class CardReader:
         return np.stack([crop_index(image_bgr, _grown(box, framing * VIEW_GROWTH), angle) for box, angle in asks])
 
     def _read_crops(self, crops: np.ndarray, dark: bool) -> np.ndarray:
-        """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (more than
-        :data:`DARK_DECK_SHARE` of the first view's crops show light ink, :func:`light_ink`, and
-        at least :data:`DARK_DECK_LEAST`), a crop read less surely than ``frame_again_below``
-        that shows light ink is read again with its lightness turned over, and takes that read
-        where it is surer."""
+        """The classifier's class probabilities of ``crops``. Of a ``dark`` deck (the first view's
+        crops, :func:`recognizer.crops.dark_deck`), a crop read less surely than
+        ``frame_again_below`` that shows light ink is read again with its lightness turned over,
+        and takes that read where it is surer."""
         if not len(crops):
             return np.zeros((0, N_CLASSES), np.float32)
         probs = self._classify(crops)

@@ -36,8 +36,8 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, index_rect, light_ink, lightness_turned, to_tensor, view_box
-from recognizer.reader import DARK_DECK_SHARE, REFINE_TURNS
+from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, dark_deck, index_rect, light_ink, lightness_turned, to_tensor, view_box
+from recognizer.reader import REFINE_TURNS
 from recognizer.training.mining import false_hits
 from recognizer.training.realtrain import RealPhoto, infer_turns, load_labelled, split_by_blocks
 from recognizer.training.train import PACKAGE_MODELS, DETECTOR_SIZE, MINING_SCORE, quarter_turn, render_classifier_set, render_detector_set, write_yolo
@@ -173,8 +173,8 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     seen sideways ("not an index"); per photo ``negatives`` random boxes at any angle clear
     of every label and up to ``mined`` of ``detector``'s false hits in the two upright views,
     each cut again at the reader's :data:`~recognizer.reader.REFINE_TURNS`. A photo of a dark
-    deck (more than :data:`~recognizer.reader.DARK_DECK_SHARE` of its index crops light ink) gives each of
-    its light crops once more with the lightness turned over, the way the reader reads them again.
+    deck (its index crops, :func:`~recognizer.crops.dark_deck`) gives each of its light crops
+    once more with the lightness turned over, the way the reader reads them again.
     A joker's index seen sideways is left out rather than taught as "not an index": decks
     print the word JOKER down the corner or across it (bellot), and read either way it names
     the same card. Returns crops, classes and how many labelled boxes had no angle (left out)."""
@@ -217,7 +217,7 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
             for box, view in false_hits(detector, image, near, READER_VIEWS, mined, REFINE_TURNS):
                 xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
-        if indices and light_ink(np.stack(indices)).mean() > DARK_DECK_SHARE:  # a dark deck: its light crops turned over too, as the reader reads them
+        if indices and dark_deck(np.stack(indices)):  # its light crops turned over too, as the reader reads them
             cut = np.stack(xs[start:])
             for k in np.flatnonzero(light_ink(cut)):
                 xs.append(lightness_turned(cut[k]))

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import recognizer.crops as crops_module
 import recognizer.reader as reader_module
 from recognizer.crops import crop_index, index_rect, light_ink, lightness_turned, turned_index, view_box
 from recognizer.reader import CardReader
@@ -60,7 +61,7 @@ def test_a_black_decks_white_court_indices_are_read_with_their_lightness_turned_
     photo = next(p for p in photos if p.path.name == "IMG_7791.jpg")
     image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
     assert Counter(CardReader().read(image).cards) == Counter(photo.cards) == Counter(parse_cards("JC JS 6H"))
-    monkeypatch.setattr(reader_module, "DARK_DECK_SHARE", 1.0)  # no photo a dark deck
+    monkeypatch.setattr(crops_module, "DARK_DECK_SHARE", 1.0)  # no photo a dark deck
     assert not set(parse_cards("JC JS")) & set(CardReader().read(image).cards)
 
 

@@ -145,7 +145,7 @@ def test_a_joker_seen_sideways_is_not_taught_as_not_an_index():
 
 
 def test_a_dark_decks_light_crops_are_cut_once_more_turned_over(monkeypatch):
-    import recognizer.training.chunks as chunks
+    import recognizer.crops as crops
     from recognizer.crops import light_ink
 
     fixture = Path(__file__).parents[1] / "fixtures" / "realphotos"
@@ -153,13 +153,15 @@ def test_a_dark_decks_light_crops_are_cut_once_more_turned_over(monkeypatch):
     classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", 1)
     x, y, _ = real_crops([photos["IMG_7791.jpg"]], 3, classifier)
     white, _, _ = real_crops([photos["IMG_20220921_194905.jpg"]], 3, classifier)
-    monkeypatch.setattr(chunks, "DARK_DECK_SHARE", 2.0)  # no deck dark
+    monkeypatch.setattr(crops, "DARK_DECK_SHARE", 2.0)  # no deck dark
     plain, plain_y, _ = real_crops([photos["IMG_7791.jpg"]], 3, classifier)
+    white_plain, _, _ = real_crops([photos["IMG_20220921_194905.jpg"]], 3, classifier)
     assert np.array_equal(x[: len(plain)], plain) and (y[: len(plain)] == plain_y).all()
     turned = y[len(plain) :]
     assert len(turned) == light_ink(plain).sum() >= len(plain) / 2  # every light crop again, most of the dark deck's
     assert not light_ink(x[len(plain) :]).any() and sorted(turned) == sorted(plain_y[light_ink(plain)])
     assert light_ink(white).mean() < 0.5  # a white deck's photo: nothing added (its crops are mostly dark ink)
+    assert np.array_equal(white, white_plain)
 
 
 def test_detector_set_drawn_again_only_when_the_renders_asked_for_change(tmp_path):
