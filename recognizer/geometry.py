@@ -62,8 +62,12 @@ SAME_INDEX_OVERLAP = 0.6
 # height are one index (two cards' visible indices lie at least ~0.3 heights apart).
 SAME_PLACE = 0.25
 # The far corner's index reads upside down relative to the first: its view angle differs
-# by half a turn, up to this many degrees (views 45 degrees apart can read the two corners).
-PAIR_TURN_TOLERANCE = 50.0
+# by half a turn, up to this many degrees. Views 45 degrees apart can read the two corners,
+# and the classifier reads a sideways index as upright or upside down now and then: on
+# realtrain's webcam frames and realcards' deals, a card's two corners read a quarter turn
+# apart were counted as two cards in 10 photos at 50 degrees, and no two cards were counted
+# as one at 95 (recognizer/MODEL.md, "A card's corners read a quarter turn apart").
+PAIR_TURN_TOLERANCE = 95.0
 # Two corners read as different faces are one card only where each read gives the face they
 # agree on at least this probability: two confident reads of different faces are two cards.
 AGREE_FLOOR = 0.1
@@ -164,10 +168,16 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return iw * ih / smaller if smaller > 0 else 0.0
 
 
+def same_place(a: IndexHit, b: IndexHit) -> bool:
+    """True when two hits of different views lie where one index would, whatever they read:
+    their centres closer than :data:`SAME_PLACE` of the smaller index height."""
+    return float(np.hypot(*(a.centre() - b.centre()))) < SAME_PLACE * min(a.height, b.height)
+
+
 def _same_index(a: IndexHit, b: IndexHit) -> bool:
     if a.angle == b.angle:
         return a.card == b.card and a.inverted == b.inverted and _overlap(a.box, b.box) > SAME_INDEX_OVERLAP
-    return float(np.hypot(*(a.centre() - b.centre()))) < SAME_PLACE * min(a.height, b.height)
+    return same_place(a, b)
 
 
 def distinct_indices(hits: Iterable[IndexHit]) -> list[IndexHit]:

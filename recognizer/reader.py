@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from recognizer.crops import CROP_H, CROP_W, N_CLASSES, N_FACES, NOT_INDEX, crop_index, dark_deck, decode_class, light_ink, lightness_turned, to_tensor, turned_index
-from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners
+from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
 from recognizer.orientation import pass_angles, rotate_points, rotation
 from referee.cards import BJ, FACES, SJ, Card
 
@@ -402,7 +402,9 @@ class CardReader:
     more than :data:`TILE_ABOVE` times ``tile`` pixels long is also read in ``tile``-sized
     pieces (``tile=0``: never); a table's play-area crop is far smaller. The view
     whose reads add up to the most confidence is the main one; another view adds only
-    reads of at least ``other_view_conf`` where the main view read nothing, jokers only of
+    reads of at least ``other_view_conf`` where the main view read no index
+    (:func:`recognizer.geometry.same_place`: in a fanned hand the next card's index can lie
+    a third of an index height off one the main view read), jokers only of
     at least ``other_view_joker_conf`` (a view turned a quarter off the cards reads their
     art and printed words as indices, unsurely, and as jokers most of all; a real card
     lying a quarter off the main view is often read right in the other below 0.85:
@@ -633,7 +635,7 @@ class CardReader:
         main = max(weight, key=weight.__getitem__, default=0.0)
         mains = distinct_indices([h for h, view in zip(hits, views) if view == main])
         others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self._other_view_floor(h.card)])
-        hits = mains + [h for h in others if not _explained(h.box, h.angle, mains)]
+        hits = mains + [h for h in others if not any(same_place(h, m) for m in mains)]  # not an index the main view read
         hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
         hits = self._jokers_to_scale(hits)
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])

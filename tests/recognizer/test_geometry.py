@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recognizer.geometry import IndexHit, cards_from_indices, distinct_indices, reconcile_corners
+from recognizer.orientation import rotate_points
 from referee.cards import FACES
 from recognizer.training.synth.scenes import render_scene
 from referee.cards import parse_card
@@ -53,6 +54,23 @@ def test_a_cards_corners_read_in_a_frame_turned_off_the_card_count_once():
     assert cards_from_indices([up("7H", 10, 10), down("7H", 5, 80)]) == [parse_card("7H")]
     # Up and to the right is no card's far corner, whatever the frame.
     assert len(cards_from_indices([up("7H", 10, 60), down("7H", 60, 20)])) == 2
+
+
+def _seen_from(card: str, centre: tuple[float, float], angle: float, inverted: bool) -> IndexHit:
+    """A hit read in the view turned by ``angle``, lying at ``centre`` in the image."""
+    cx, cy = rotate_points(np.array([centre]), angle)[0]
+    return IndexHit(parse_card(card), inverted, (cx - 4.5, cy - H / 2, cx + 4.5, cy + H / 2), 1.0, angle)
+
+
+def test_a_cards_far_corner_read_a_quarter_turn_off_counts_once():
+    """The classifier now and then reads a sideways index as upright: the far corner of an
+    upright 7H read a quarter turn off its own upright (90 or 270 degrees, not 180) is still
+    that card's corner, where it lies."""
+    far = (64.5, 90.0 + H / 2)  # where down("7H", 60) lies
+    for angle, inverted in ((90.0, False), (-90.0, False), (90.0, True)):
+        assert cards_from_indices([up("7H", 10), _seen_from("7H", far, angle, inverted)]) == [parse_card("7H")]
+    # Read the same way as the first corner, it is another card of the face (the second deck's).
+    assert len(cards_from_indices([up("7H", 10), _seen_from("7H", far, 0.0, False)])) == 2
 
 
 def test_a_cards_near_corner_twice_the_far_ones_size_counts_once():

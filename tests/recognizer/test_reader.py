@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from recognizer.orientation import rotate_points
 from recognizer.reader import AreaReading, Candidate, CardReader
 from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image
 from recognizer.training.synth.scenes import tossed_scene
@@ -269,6 +270,22 @@ def test_another_view_adds_a_face_read_fairly_surely_but_a_joker_only_surely(rea
     assert other("BJ", 0.7) == parse_cards("7H 8S")
     assert other("BJ", 0.9) == parse_cards("7H 8S BJ")
     assert CardReader(other_view_conf=0.85).reading(main + [Candidate(turned, 0.9, _probs("QD", 0.7), 90.0, 90.0)]).cards == parse_cards("7H 8S")
+
+
+def test_another_view_adds_the_next_index_of_a_fan_but_not_one_the_main_view_read(reader):
+    """In a fanned hand the next card's index lies a third of an index height off one the main
+    view read (realtrain's webcam frames: a 3H beside an 8H, 16 px apart at 50 px tall). Read
+    fairly surely in the other view only, it is a card; read at the main view's index itself, it is
+    that index read again."""
+    eight = Candidate((235.0, 519.0, 265.0, 575.0), 0.9, _probs("8H", 0.93), 0.0, 0.0)  # 56 px tall
+
+    def other_view_read_at(dx, dy):
+        cx, cy = rotate_points(np.array([[250.0 + dx, 547.0 + dy]]), 90.0)[0]
+        turned = (cx - 25.0, cy - 14.0, cx + 25.0, cy + 14.0)  # a 28 x 50 index, in the view a quarter turn on
+        return reader.reading([eight, Candidate(turned, 0.9, _probs("3H", 0.8), 90.0, 90.0)]).cards
+
+    assert other_view_read_at(-11.0, -12.0) == parse_cards("3H 8H")  # 16 px off: the next card
+    assert other_view_read_at(-3.0, -3.0) == parse_cards("8H")  # 4 px off: the 8H's own index
 
 
 def test_confidence_per_card_and_uncertain_below_the_threshold(reader):
