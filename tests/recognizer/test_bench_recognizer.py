@@ -81,7 +81,7 @@ def test_real_photos_are_counted_per_shoot_as_well_as_in_all(bench, capsys):
     fixture = Path(__file__).with_name("fixtures") / "realphotos"
     bench.report_real([None], fixture, "all", by_series=True)
     rows = {line[:40].strip(): line[40:].split() for line in capsys.readouterr().out.splitlines()[2:]}
-    assert rows["committed (recognizer/models)"][:2] == ["5/5", "100.0%"]
-    assert rows["IMG_ 2022-09-21"][:2] == ["4/4", "100.0%"] and rows["IMG_ numbered"][:2] == ["1/1", "100.0%"]
+    assert rows["committed (recognizer/models)"][:2] == ["6/6", "100.0%"]
+    assert rows["IMG_ 2022-09-21"][:2] == ["4/4", "100.0%"] and rows["IMG_ numbered"][:2] == ["2/2", "100.0%"]
     assert len(rows) == 3
 

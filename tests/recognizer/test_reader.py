@@ -390,7 +390,13 @@ def test_one_light_crop_is_no_dark_deck_and_two_are(monkeypatch, light_boxes, da
     reader = CardReader(passes=1, deskew=False, refine_below=-1.0)
     monkeypatch.setattr(reader, "_detect_view", lambda img, angle: list(boxes))
     turned = []
-    monkeypatch.setattr(reader_module, "lightness_turned", lambda crop: turned.append(crop) or 255 - crop)
+
+    def lightness_turned(pixels):  # crops turned over; not the photo, which a view of one box is looked at turned over in
+        if pixels.shape != image.shape:
+            turned.append(pixels)
+        return 255 - pixels
+
+    monkeypatch.setattr(reader_module, "lightness_turned", lightness_turned)
     monkeypatch.setattr(reader, "_classify", lambda crops: np.full((len(crops), reader_module.N_CLASSES), 1.0 / reader_module.N_CLASSES, np.float32))
     reader.candidates(image)
     assert bool(turned) == dark
