@@ -65,8 +65,8 @@ SAME_PLACE = 0.25
 # by half a turn, up to this many degrees. Views 45 degrees apart can read the two corners,
 # and the classifier reads a sideways index as upright or upside down now and then: on
 # realtrain's webcam frames and realcards' deals, a card's two corners read a quarter turn
-# apart were counted as two cards in 10 photos at 50 degrees, and no two cards were counted
-# as one at 95 (recognizer/MODEL.md, "A card's corners read a quarter turn apart").
+# apart were counted as two cards in 10 photos at 50 degrees; at 95 no photo of either set
+# lost a card (recognizer/MODEL.md, "A card's corners read a quarter turn apart").
 PAIR_TURN_TOLERANCE = 95.0
 # Two corners read as different faces are one card only where each read gives the face they
 # agree on at least this probability: two confident reads of different faces are two cards.

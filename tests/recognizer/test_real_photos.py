@@ -67,8 +67,8 @@ def test_a_black_decks_white_court_indices_are_read_with_their_lightness_turned_
 
 def test_a_black_card_far_off_is_found_only_with_the_photos_lightness_turned_over(photos, monkeypatch):
     """The detector learnt dark ink on light cards and finds no index of a black 7H far off by
-    a keyboard; in the photo with its lightness turned over it finds both, and their crops
-    say a dark deck."""
+    a keyboard; in the photo with its lightness turned over it finds the card's indices, and
+    their crops say a dark deck."""
     photo = next(p for p in photos if p.path.name == "IMG_7707.jpg")
     image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
     assert CardReader().read(image).cards == list(photo.cards) == parse_cards("7H")
