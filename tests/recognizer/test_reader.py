@@ -391,7 +391,7 @@ def test_one_light_crop_is_no_dark_deck_and_two_are(monkeypatch, light_boxes, da
     monkeypatch.setattr(reader, "_detect_view", lambda img, angle: list(boxes))
     turned = []
 
-    def lightness_turned(pixels):  # crops turned over; not the photo, which a view of one box is looked at turned over in
+    def lightness_turned(pixels):  # counts crops turned over, not the photo (turned over too when its first view finds one box)
         if pixels.shape != image.shape:
             turned.append(pixels)
         return 255 - pixels
