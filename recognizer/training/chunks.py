@@ -36,7 +36,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from recognizer.crops import N_FACES, NOT_INDEX, class_of, crop_index, dark_deck, index_rect, light_ink, lightness_turned, to_tensor, view_box
+from recognizer.crops import DARK_DECK_LEAST, N_FACES, NOT_INDEX, class_of, crop_index, dark_deck, index_rect, light_ink, lightness_turned, to_tensor, view_box
 from recognizer.reader import REFINE_TURNS
 from recognizer.training.mining import false_hits
 from recognizer.training.realtrain import RealPhoto, infer_turns, load_labelled, split_by_blocks
@@ -174,7 +174,11 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
     of every label and up to ``mined`` of ``detector``'s false hits in the two upright views,
     each cut again at the reader's :data:`~recognizer.reader.REFINE_TURNS`. A photo of a dark
     deck (its index crops, :func:`~recognizer.crops.dark_deck`) gives each of its light crops
-    once more with the lightness turned over, the way the reader reads them again.
+    once more with the lightness turned over, the way the reader reads them again; such a
+    photo, and one where ``detector`` finds fewer than :data:`~recognizer.crops.DARK_DECK_LEAST`
+    boxes, gives up to ``mined`` false hits more, found in the photo with its lightness turned
+    over as the reader looks there too (a laptop's light logo on its dark lid read as a joker),
+    each cut from the photo and, where it shows light ink, turned over as well.
     A joker's index seen sideways is left out rather than taught as "not an index": decks
     print the word JOKER down the corner or across it (bellot), and read either way it names
     the same card. Returns crops, classes and how many labelled boxes had no angle (left out)."""
@@ -212,16 +216,23 @@ def real_crops(photos: list[RealPhoto], seed: int, classifier, detector=None, pe
             view = float(rng.uniform(-180, 180))
             xs.append(crop_index(image, view_box(centre, w, h, 0.0, view), view))
             ys.append(NOT_INDEX)
+        near = lambda c: bool(len(labelled)) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - c.mean(0)).T)) < 1.2 * max(size)  # noqa: E731
         if detector is not None:  # clear of every label by more than an index: a photo's labels may miss a card's edge
-            near = lambda c: bool(len(labelled)) and np.min(np.hypot(*((labelled[:, :2] + labelled[:, 2:]) / 2 - c.mean(0)).T)) < 1.2 * max(size)  # noqa: E731
             for box, view in false_hits(detector, image, near, READER_VIEWS, mined, REFINE_TURNS):
                 xs.append(crop_index(image, box, view))
                 ys.append(NOT_INDEX)
-        if indices and dark_deck(np.stack(indices)):  # its light crops turned over too, as the reader reads them
+        dark = bool(indices) and dark_deck(np.stack(indices))
+        if dark:  # its light crops turned over too, as the reader reads them
             cut = np.stack(xs[start:])
             for k in np.flatnonzero(light_ink(cut)):
                 xs.append(lightness_turned(cut[k]))
                 ys.append(ys[start + k])
+        if detector is not None and (dark or len(detector.detect(image)) < DARK_DECK_LEAST):
+            for box, view in false_hits(detector, lightness_turned(image), near, (0.0,), mined, REFINE_TURNS):
+                crop = crop_index(image, box, view)  # cut from the photo, as the reader cuts what it found turned over
+                cuts = [crop, lightness_turned(crop)] if light_ink(crop[None])[0] else [crop]
+                xs += cuts
+                ys += [NOT_INDEX] * len(cuts)
     return np.stack(xs), np.array(ys, np.int64), unknown
 
 
@@ -292,7 +303,7 @@ def classifier_data(cfg: ChunkConfig, state: dict) -> dict[str, np.ndarray]:
         return {"render_x": x[n_val:], "render_y": y[n_val:], "render_val_x": x[:n_val], "render_val_y": y[:n_val]}
 
     drawn = f"{key} scenes {cfg.render_scenes} jokers {cfg.render_jokers}" + (f" fans {cfg.render_fans}" if cfg.render_fans else "")
-    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts} dark decks turned labels {labels_key(train + val)}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
+    return {**_cached(cfg.data / "classifier-real.npz", real, f"{key} cuts {cfg.real_cuts} dark decks turned, their hits turned over mined, labels {labels_key(train + val)}"), **_cached(cfg.data / "classifier-render.npz", render, drawn)}
 
 
 def _accuracy(net, x: np.ndarray, y: np.ndarray) -> float:

@@ -164,6 +164,38 @@ def test_a_dark_decks_light_crops_are_cut_once_more_turned_over(monkeypatch):
     assert np.array_equal(white, white_plain)
 
 
+def test_a_dark_decks_photo_gives_the_detectors_false_hits_found_turned_over_too(monkeypatch):
+    import cv2
+
+    import recognizer.training.chunks as chunks
+    from recognizer.crops import lightness_turned
+    from recognizer.reader import IndexDetector
+    from recognizer.training.train import MINING_SCORE
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "realphotos"
+    photos = {p.path.name: p for p in load_labelled(fixture)}
+    detector = IndexDetector(PACKAGE_MODELS / "index-detector.onnx", det_conf=MINING_SCORE)
+    classifier = _session(PACKAGE_MODELS / "index-classifier.onnx", 1)
+    real_hits, looked = chunks.false_hits, []
+
+    def spy(det, image, known, views, most, turns):
+        looked.append((image, views))
+        return real_hits(det, image, known, views, most, turns)
+
+    monkeypatch.setattr(chunks, "false_hits", spy)
+    cut = {}
+    for name in ("IMG_7707.jpg", "IMG_20220921_194905.jpg"):  # a black card by a keyboard; a white deck's photo, its indices found
+        looked.clear()
+        cut[name] = real_crops([photos[name]], 3, classifier, detector)[1]
+        image = cv2.imread(str(photos[name].path), cv2.IMREAD_COLOR)
+        turned = [views for seen, views in looked if np.array_equal(seen, lightness_turned(image))]
+        assert turned == ([(0.0,)] if name == "IMG_7707.jpg" else []), name  # the reader's first view, as it looks
+    monkeypatch.setattr(chunks, "false_hits", lambda det, image, known, views, *a: [] if views == (0.0,) else real_hits(det, image, known, views, *a))
+    upright_only = real_crops([photos["IMG_7707.jpg"]], 3, classifier, detector)[1]
+    assert (cut["IMG_7707.jpg"] == NOT_INDEX).sum() > (upright_only == NOT_INDEX).sum()  # taught as "not an index"
+    assert (cut["IMG_7707.jpg"] != NOT_INDEX).sum() == (upright_only != NOT_INDEX).sum()
+
+
 def test_detector_set_drawn_again_only_when_the_renders_asked_for_change(tmp_path):
     from recognizer.training.chunks import ChunkConfig, detector_data
 
