@@ -7,7 +7,9 @@ count is ``upright + inverted - pairs``, where a pair is an upright and an inver
 of that face placed like the two corners of one card (down and to the right, a card's
 diagonal away, given the index size). Pairs are matched maximally, which can only
 merge indices that could be one card; it never merges two upright (or two inverted)
-indices, so identical faces side by side count twice.
+indices, so identical faces side by side count twice. A joker whose word is printed across
+the card, not down its corner, shows it at the card's top and bottom instead
+(:func:`words_across`).
 
 Before counting, two hits of one face and orientation whose boxes overlap are one index
 read twice (the detector's boxes around one index that NMS kept apart): the indices of
@@ -39,7 +41,9 @@ from functools import lru_cache
 import numpy as np
 
 from recognizer.orientation import rotate_points
-from referee.cards import FACES, Card
+from referee.cards import BJ, FACES, SJ, Card
+
+JOKERS = (SJ, BJ)
 
 # The far corner sits this many index heights away (a card's diagonal across designs; a tall
 # stacked JOKER index gives the low end),
@@ -71,6 +75,17 @@ PAIR_TURN_TOLERANCE = 95.0
 # Two corners read as different faces are one card only where each read gives the face they
 # agree on at least this probability: two confident reads of different faces are two cards.
 AGREE_FLOOR = 0.1
+# A joker's word printed across the card (a wizard deck's "Joker", bellot's JOKER), not down
+# its corner, stands at the top and upside down at the bottom: the far word lies square across
+# the first, this many word lengths off (photographed wizard jokers: 0.96-1.29), nearer than a
+# rank's far corner and not down and to the right of it. The two reads must still lie a half
+# turn apart: two jokers whose word runs down the corner, side by side in a row, lie square
+# across their long sides too, read alike.
+ACROSS_DISTANCE = (0.8, 2.5)
+# How far from square across, and from parallel, two such words may lie (degrees), and how
+# much longer than wide a word across is (the wizard joker's: 2.6).
+ACROSS_SLANT_DEG = 30.0
+ACROSS_ELONGATION = 1.5
 
 
 @dataclass(frozen=True)
@@ -119,14 +134,42 @@ def _turn(a: float, b: float) -> float:
     return min(d, 360.0 - d)
 
 
+def _long_axis(hit: IndexHit) -> np.ndarray:
+    """The unit direction of the box's longer side, in the image's own pixel frame."""
+    x0, y0, x1, y1 = hit.box
+    ends = np.array([[x0, y0], [x1, y0]] if x1 - x0 >= y1 - y0 else [[x0, y0], [x0, y1]], np.float64)
+    a, b = rotate_points(ends, -hit.angle)
+    return (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
+
+
+def words_across(a: IndexHit, b: IndexHit) -> bool:
+    """True when two reads of one joker lie as its word printed across one card's top and
+    bottom: both long and narrow, parallel, the second square across the first and
+    :data:`ACROSS_DISTANCE` word lengths off (which way up each was read, :func:`could_pair`
+    checks)."""
+    if a.card != b.card or a.card not in JOKERS or min(a.width, b.width) <= 0:
+        return False
+    if max(a.size, b.size) / min(a.size, b.size) > PAIR_SIZE_RATIO or min(a.size / a.width, b.size / b.width) < ACROSS_ELONGATION:
+        return False
+    axis, offset = _long_axis(a), b.centre() - a.centre()
+    dist = float(np.hypot(*offset))
+    slant = math.sin(math.radians(ACROSS_SLANT_DEG))
+    return (abs(float(axis @ _long_axis(b))) >= math.cos(math.radians(ACROSS_SLANT_DEG))
+            and ACROSS_DISTANCE[0] <= dist / ((a.size + b.size) / 2) <= ACROSS_DISTANCE[1]
+            and abs(float(axis @ offset)) / dist <= slant)
+
+
 def could_pair(up: IndexHit, down: IndexHit) -> bool:
     """True when ``down`` sits where the far (bottom-right) index of ``up``'s card would,
-    seen in the frame where ``up`` reads upright."""
+    seen in the frame where ``up`` reads upright, or the two, read a half turn apart, are one
+    joker's word across its card (:func:`words_across`)."""
     hu, hd = up.size, down.size
     if min(hu, hd) <= 0 or max(hu, hd) / min(hu, hd) > PAIR_SIZE_RATIO:
         return False
     if abs(_turn(up.upright_angle, down.upright_angle) - 180.0) > PAIR_TURN_TOLERANCE:
         return False
+    if words_across(up, down):
+        return True
     vx, vy = rotate_points((down.centre() - up.centre())[None], up.upright_angle)[0]
     dist = math.hypot(vx, vy) / ((hu + hd) / 2)
     angle = math.degrees(math.atan2(vy, vx))

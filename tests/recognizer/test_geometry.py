@@ -81,6 +81,33 @@ def test_a_cards_near_corner_twice_the_far_ones_size_counts_once():
     assert len(cards_from_indices([up("JD", 10), nearer])) == 2  # more: another card's
 
 
+def _word(card: str, centre: tuple[float, float], angle: float = 0.0, inverted: bool = False, length: float = 60.0) -> IndexHit:
+    """A joker's word laid across its card (``length`` x 22 px), read in the view turned by ``angle``."""
+    cx, cy = rotate_points(np.array([centre]), angle)[0]
+    w, h = (length, 22.0) if round(angle / 90) % 2 == 0 else (22.0, length)  # a quarter turn on, the word stands tall
+    return IndexHit(parse_card(card), inverted, (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), 0.9, angle)
+
+
+def test_a_jokers_word_across_its_card_counts_once():
+    """A wizard deck prints "Joker" across the card's top and upside down at its bottom: the far
+    word lies square across the first, not down and to the right of it as a rank's far corner
+    does. Read a half turn apart, in any view, the two words are one card."""
+    top, bottom = (50.0, 20.0), (52.0, 78.0)  # 0.97 word lengths apart, square across the word: nearer than a rank's far corner
+    for angle, inverted in ((0.0, (False, True)), (0.0, (True, False)), (90.0, (False, True)), (-90.0, (True, False))):
+        hits = [_word("SJ", top, angle, inverted[0]), _word("SJ", bottom, angle, inverted[1])]
+        assert cards_from_indices(hits) == [parse_card("SJ")], (angle, inverted)
+
+
+def test_two_jokers_beside_each_other_or_of_two_faces_stay_two():
+    # Read the same way up, two words are two cards: a row of jokers whose word is stacked
+    # down the corner shows them side by side, square across their long sides.
+    assert len(cards_from_indices([_word("SJ", (50.0, 20.0)), _word("SJ", (52.0, 78.0))])) == 2
+    assert len(cards_from_indices([_word("SJ", (50.0, 20.0), 90.0), _word("SJ", (52.0, 78.0), 90.0)])) == 2
+    # The big and the small joker, and two ranks' indices, are never one card by this rule.
+    assert len(cards_from_indices([_word("BJ", (50.0, 20.0)), _word("SJ", (52.0, 78.0), inverted=True)])) == 2
+    assert len(cards_from_indices([_word("7H", (50.0, 20.0)), _word("7H", (52.0, 78.0), inverted=True)])) == 2
+
+
 def test_result_is_sorted_by_rank_then_suit():
     hits = [up("AS", 10), up("3C", 40), up("3H", 70), up("BJ", 100)]
     assert cards_from_indices(hits) == sorted(parse_card(c) for c in ("AS", "3C", "3H", "BJ"))
