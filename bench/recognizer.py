@@ -415,7 +415,7 @@ def on_labels(candidates: list, labels: list) -> list[tuple[int, np.ndarray]]:
     centres = np.array([[(b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2] for b in labels])
     sizes = np.array([max(b.box[2] - b.box[0], b.box[3] - b.box[1]) for b in labels])
     out = []
-    for box, _, probs, angle, _ in candidates:
+    for box, _, probs, angle, *_ in candidates:
         centre = rotate_points(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), -angle)[0]
         dist = np.hypot(*(centres - centre).T)
         i = int(dist.argmin())

@@ -89,14 +89,16 @@ class Detection:
 class Candidate(NamedTuple):
     """One detected box as read: the box in the frame of the image turned by ``angle``
     (the rotation its crop was read at), its detector score, the classifier's class
-    probabilities, and the reader's view that found it (``angle`` itself, or that view
-    turned further where a read square on to the index was surer)."""
+    probabilities, the reader's view that found it (``angle`` itself, or that view
+    turned further where a read square on to the index was surer), and whether the detector
+    found it only in the photo with its lightness turned over (:meth:`CardReader._dark_boxes_too`)."""
 
     box: tuple[float, float, float, float]
     score: float
     probs: np.ndarray
     angle: float
     view: float
+    turned_look: bool = False
 
     def place(self) -> tuple[float, float]:
         """The box centre in the image's own pixel frame (a tenth of a pixel): the same for
@@ -409,7 +411,9 @@ class CardReader:
     at least ``other_view_joker_conf`` (a view turned a quarter off the cards reads their
     art and printed words as indices, unsurely, and as jokers most of all; a real card
     lying a quarter off the main view is often read right in the other below 0.85:
-    recognizer/MODEL.md measures both floors). A joker needs
+    recognizer/MODEL.md measures both floors); a joker on a box the detector found only in
+    the photo with its lightness turned over needs that floor too (a laptop's light logo on
+    its dark lid read as one at 0.63 on realtrain). A joker needs
     ``joker_conf``, or its card's other corner read as the same joker where a card's far
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
@@ -498,9 +502,10 @@ class CardReader:
             return list(range(len(boxes)))
         return [int(i) for i in np.array(cv2.dnn.NMSBoxes([[b[0], b[1], b[2] - b[0], b[3] - b[1]] for b in boxes], scores, 0.0, self.detector.nms_iou)).reshape(-1)]
 
-    def _dark_boxes_too(self, image_bgr: np.ndarray, angle: float, seen: list, crops: np.ndarray, dark: bool) -> tuple[list, np.ndarray, bool]:
+    def _dark_boxes_too(self, image_bgr: np.ndarray, angle: float, seen: list, crops: np.ndarray, dark: bool) -> tuple[list, np.ndarray, bool, set[int]]:
         """The first view's boxes ``seen`` (and their ``crops``) with those the detector finds in
-        the image with its lightness turned over, and whether the photo is a dark deck's. The
+        the image with its lightness turned over, whether the photo is a dark deck's, and which
+        of the boxes that look gave (where both found one index, the NMS's: the surer). The
         detector learnt dark ink on light cards: on ``../shared/realtrain``'s black-and-gold
         deck it finds 3 of 14 indices under 16 px tall in its input, on the white decks' photos
         154 of 163, and turned over the black cards' small indices are found. Looked at so in a
@@ -509,13 +514,13 @@ class CardReader:
         boxes found turned over count only where they are a dark deck's themselves."""
         more = self._detect_view(lightness_turned(image_bgr), angle)
         if not more:
-            return seen, crops, dark
+            return seen, crops, dark, set()
         more_crops = self._crops(image_bgr, [(box, angle) for box, _ in more], 0)
         if not (dark or dark_deck(more_crops)):
-            return seen, crops, dark
+            return seen, crops, dark, set()
         both = seen + more
         keep = self._one_box_an_index([box for box, _ in both], [score for _, score in both])
-        return [both[i] for i in keep], np.concatenate([crops, more_crops])[keep], True
+        return [both[i] for i in keep], np.concatenate([crops, more_crops])[keep], True, {k for k, i in enumerate(keep) if i >= len(seen)}
 
     def candidates(self, image_bgr: np.ndarray) -> list[Candidate]:
         """Every index box the detector scores at least ``det_conf`` in any of the reader's
@@ -529,9 +534,9 @@ class CardReader:
         first, *others = pass_angles(image_bgr, self.passes, self.deskew)
         seen = self._detect_view(image_bgr, first)
         crops = self._crops(image_bgr, [(box, first) for box, _ in seen], 0)
-        dark = dark_deck(crops)
+        dark, turned_look = dark_deck(crops), set()
         if dark or len(seen) < DARK_DECK_LEAST:
-            seen, crops, dark = self._dark_boxes_too(image_bgr, first, seen, crops, dark)
+            seen, crops, dark, turned_look = self._dark_boxes_too(image_bgr, first, seen, crops, dark)
         found = [((box, score, first), i) for i, (box, score) in enumerate(seen)]  # each with the first view's box it shows
         probs = self._read_crops(crops, dark)
         enough = {i for i, p in enumerate(probs) if self._sure_enough(p)}  # the first view's boxes read sure enough
@@ -549,8 +554,7 @@ class CardReader:
             return []
         asks = [(box, angle) for (box, _, angle), _ in found]
         probs = self._framed_again(image_bgr, asks, np.concatenate([probs, turned]), dark, np.array([i in enough for _, i in found]))
-        found = [f for f, _ in found]
-        out = [Candidate(box, score, p, angle, angle) for (box, score, angle), p in zip(found, probs)]
+        out = [Candidate(box, score, p, angle, angle, i in turned_look) for ((box, score, angle), i), p in zip(found, probs)]
         if self.refine_below > REFINE_OFF:
             self._refine(image_bgr, out, dark)
         return out
@@ -643,14 +647,14 @@ class CardReader:
         min_conf = self.min_conf if min_conf is None else min_conf
         joker_conf = self.joker_conf if joker_conf is None else joker_conf
         hits, views, faces = [], [], {}  # views: the view that found each hit
-        for box, score, p, angle, view in candidates:
+        for box, score, p, angle, view, turned_look in candidates:
             k = int(p.argmax())
             decoded = decode_class(k)
             if decoded is None or score < det_conf:
                 continue
             face, inverted = decoded
             conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
-            if conf < min_conf or p[NOT_INDEX] > conf:
+            if conf < min_conf or p[NOT_INDEX] > conf or (turned_look and face in JOKERS and conf < self.other_view_joker_conf):
                 continue
             hit = IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle)
             hits.append(hit)
@@ -672,7 +676,7 @@ class CardReader:
         )
         cards = cards_from_indices(hits)
         card_conf, alternatives = _per_card(cards, hits, faces)
-        unexplained = max((score for box, score, _, angle, _ in candidates if score >= det_conf and not _explained(box, angle, hits)), default=0.0)
+        unexplained = max((c.score for c in candidates if c.score >= det_conf and not _explained(c.box, c.angle, hits)), default=0.0)
         confidence = round(min(min(card_conf, default=1.0), 1.0 - unexplained), 4)
         return AreaReading(cards, detections, confidence, card_conf, confidence < self.confident, alternatives)
 

@@ -226,6 +226,18 @@ def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
+def test_a_joker_found_only_in_the_photo_turned_over_needs_the_other_views_floor(reader):
+    """A laptop's light logo on its dark lid, found with the photo's lightness turned over, read
+    as a joker at 0.63: there a joker needs ``other_view_joker_conf``, as in another view; a
+    face other than a joker keeps the usual floor."""
+    top = (10.0, 10.0, 20.0, 40.0)
+    looked = lambda card, conf, turned: reader.reading([Candidate(top, 0.9, _probs(card, conf), 0.0, 0.0, turned)]).cards  # noqa: E731
+    assert looked("SJ", 0.8, False) == parse_cards("SJ")
+    assert looked("SJ", 0.8, True) == []
+    assert looked("SJ", reader.other_view_joker_conf, True) == parse_cards("SJ")
+    assert looked("7H", 0.5, True) == parse_cards("7H")
+
+
 ACE = Candidate((10.0, 10.0, 40.0, 70.0), 0.9, _probs("AS", 0.95), 0.0, 0.0)  # an index 30 px wide, 60 px tall
 
 
@@ -364,7 +376,7 @@ def test_a_detector_that_learnt_quarter_turns_looks_once(tmp_path):
     assert len(set(looks["both"][0])) == 2 and len(set(looks["once"][0])) == 1
     views = sorted({c.view for c in looks["once"][1]})
     assert len(views) == 2 and abs(abs(views[1] - views[0]) - 90) < 0.1
-    by_view = {v: [box for box, _, _, angle, _ in looks["once"][1] if angle == v] for v in views}
+    by_view = {v: [c.box for c in looks["once"][1] if c.angle == v] for v in views}
     first = looks["once"][0][0]
     other = next(v for v in views if v != first)
     quarter = round((other - first) / 90) * 90

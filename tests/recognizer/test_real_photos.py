@@ -72,6 +72,7 @@ def test_a_black_card_far_off_is_found_only_with_the_photos_lightness_turned_ove
     photo = next(p for p in photos if p.path.name == "IMG_7707.jpg")
     image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
     assert CardReader().read(image).cards == list(photo.cards) == parse_cards("7H")
+    assert any(c.turned_look for c in CardReader().candidates(image))  # its boxes say where they were found
     monkeypatch.setattr(reader_module, "lightness_turned", lambda image: image)  # not turned over
     assert CardReader().read(image).cards == []
 
