@@ -1,6 +1,7 @@
 """Corner indices to a multiset: both corners of one card count once, two decks count twice."""
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import given
@@ -81,10 +82,12 @@ def test_a_cards_near_corner_twice_the_far_ones_size_counts_once():
     assert len(cards_from_indices([up("JD", 10), nearer])) == 2  # more: another card's
 
 
-def _word(card: str, centre: tuple[float, float], angle: float = 0.0, inverted: bool = False, length: float = 60.0) -> IndexHit:
-    """A joker's word laid across its card (``length`` x 22 px), read in the view turned by ``angle``."""
+def _word(card: str, centre: tuple[float, float], angle: float = 0.0, inverted: bool = False, length: float = 60.0, tall: bool | None = None) -> IndexHit:
+    """A joker's word laid across its card (``length`` x 22 px), read in the view turned by
+    ``angle``; ``tall``: whether it stands tall in that view (by default, a quarter turn on)."""
     cx, cy = rotate_points(np.array([centre]), angle)[0]
-    w, h = (length, 22.0) if round(angle / 90) % 2 == 0 else (22.0, length)  # a quarter turn on, the word stands tall
+    tall = round(angle / 90) % 2 == 1 if tall is None else tall
+    w, h = (22.0, length) if tall else (length, 22.0)
     return IndexHit(parse_card(card), inverted, (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), 0.9, angle)
 
 
@@ -106,6 +109,19 @@ def test_two_jokers_beside_each_other_or_of_two_faces_stay_two():
     # The big and the small joker, and two ranks' indices, are never one card by this rule.
     assert len(cards_from_indices([_word("BJ", (50.0, 20.0)), _word("SJ", (52.0, 78.0), inverted=True)])) == 2
     assert len(cards_from_indices([_word("7H", (50.0, 20.0)), _word("7H", (52.0, 78.0), inverted=True)])) == 2
+
+
+@given(st.floats(-180.0, 180.0), st.sampled_from([0.0, 90.0, -90.0, 180.0]), st.floats(0.85, 2.3), st.sampled_from(["SJ", "BJ"]))
+def test_a_jokers_two_words_count_once_at_any_angle_and_two_read_alike_twice(turn, view, apart, joker):
+    """The card turned by any angle on the table and read in any of the reader's views: its two
+    words, read a half turn apart, are one card; read alike, two (a row of jokers)."""
+    length = 60.0
+    top = np.array([200.0, 200.0])
+    bottom = top + rotate_points(np.array([[0.0, apart * length]]), -turn)[0]  # square across the word
+    read_in, tall = turn + view, view in (90.0, -90.0)  # the card lies square in the view turned by ``turn``
+    first, far = _word(joker, tuple(top), read_in, False, length, tall), _word(joker, tuple(bottom), read_in, True, length, tall)
+    assert cards_from_indices([first, far]) == [parse_card(joker)]
+    assert len(cards_from_indices([first, replace(far, inverted=False)])) == 2
 
 
 def test_result_is_sorted_by_rank_then_suit():
