@@ -29,12 +29,11 @@ import cv2
 import numpy as np
 
 from recognizer.crops import CROP_H, CROP_W, DARK_DECK_LEAST, N_CLASSES, N_FACES, NOT_INDEX, crop_index, dark_deck, decode_class, light_ink, lightness_turned, to_tensor, turned_index
-from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
+from recognizer.geometry import JOKERS, IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
 from recognizer.orientation import pass_angles, rotate_points, rotation
-from referee.cards import BJ, FACES, SJ, Card
+from referee.cards import FACES, Card
 
 MODELS = Path(__file__).with_name("models")
-JOKERS = (SJ, BJ)
 TILE_ABOVE = 1.5
 """Images whose longer side exceeds this many tiles are read in tiles as well as whole."""
 ALTERNATIVES = 3
@@ -90,8 +89,9 @@ class Candidate(NamedTuple):
     """One detected box as read: the box in the frame of the image turned by ``angle``
     (the rotation its crop was read at), its detector score, the classifier's class
     probabilities, the reader's view that found it (``angle`` itself, or that view
-    turned further where a read square on to the index was surer), and whether the detector
-    found it only in the photo with its lightness turned over (:meth:`CardReader._dark_boxes_too`)."""
+    turned further where a read square on to the index was surer), and whether its box is one
+    the detector found in the photo with its lightness turned over (where both looks found the
+    index, the surer box's look; :meth:`CardReader._dark_boxes_too`)."""
 
     box: tuple[float, float, float, float]
     score: float
@@ -411,9 +411,9 @@ class CardReader:
     at least ``other_view_joker_conf`` (a view turned a quarter off the cards reads their
     art and printed words as indices, unsurely, and as jokers most of all; a real card
     lying a quarter off the main view is often read right in the other below 0.85:
-    recognizer/MODEL.md measures both floors); a joker on a box the detector found only in
-    the photo with its lightness turned over needs that floor too (a laptop's light logo on
-    its dark lid read as one at 0.63 on realtrain). A joker needs
+    recognizer/MODEL.md measures both floors); a joker on a box the detector found in the
+    photo with its lightness turned over (:attr:`Candidate.turned_look`) needs that floor too
+    (a laptop's light logo on its dark lid read as one at 0.63 on realtrain). A joker needs
     ``joker_conf``, or its card's other corner read as the same joker where a card's far
     corner lies: court art and printed words are the detector's commonest false indices,
     and the classifier names them jokers (measured on training designs: false jokers were
@@ -505,7 +505,8 @@ class CardReader:
     def _dark_boxes_too(self, image_bgr: np.ndarray, angle: float, seen: list, crops: np.ndarray, dark: bool) -> tuple[list, np.ndarray, bool, set[int]]:
         """The first view's boxes ``seen`` (and their ``crops``) with those the detector finds in
         the image with its lightness turned over, whether the photo is a dark deck's, and which
-        of the boxes that look gave (where both found one index, the NMS's: the surer). The
+        of the boxes returned that look gave (where both looks found one index, the NMS keeps
+        the surer box). The
         detector learnt dark ink on light cards: on ``../shared/realtrain``'s black-and-gold
         deck it finds 3 of 14 indices under 16 px tall in its input, on the white decks' photos
         154 of 163, and turned over the black cards' small indices are found. Looked at so in a

@@ -226,7 +226,7 @@ def test_a_joker_needs_a_sure_read_or_its_other_corner(reader):
     assert reader.reading([Candidate(top, 0.9, _probs("7H", 0.5), 0.0, 0.0)]).cards == parse_cards("7H")  # other faces: the usual floor
 
 
-def test_a_joker_found_only_in_the_photo_turned_over_needs_the_other_views_floor(reader):
+def test_a_joker_found_in_the_photo_turned_over_needs_the_other_views_floor(reader):
     """A laptop's light logo on its dark lid, found with the photo's lightness turned over, read
     as a joker at 0.63: there a joker needs ``other_view_joker_conf``, as in another view; a
     face other than a joker keeps the usual floor."""
