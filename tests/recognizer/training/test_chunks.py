@@ -121,3 +121,19 @@ def test_photometric_changes_crops_as_a_camera_would_and_keeps_them_crops():
     assert torch.equal(photometric(xb, torch.Generator().manual_seed(1), share=0.0), xb)
     soft = photometric(torch.rand(8, 3, 48, 32), torch.Generator().manual_seed(2), share=1.0)
     assert float(soft.diff(dim=3).abs().mean()) < 0.3  # softened: neighbouring pixels closer than noise's ~0.33
+
+
+def test_photometric_shows_some_crops_grey_as_a_camera_without_colour_would():
+    torch = pytest.importorskip("torch")
+    import cv2
+
+    from recognizer.training.chunks import photometric
+
+    red = torch.zeros(300, 3, 48, 32)
+    red[:, 2] = 0.8  # a red heart's ink, BGR
+    out = photometric(red, torch.Generator().manual_seed(3), share=0.3)
+    grey = (out[:, 0] - out[:, 2]).abs().flatten(1).amax(1) < 0.2  # channels alike but for noise
+    assert 0.03 < float(grey.float().mean()) < 0.2  # a third of the 30 % chance: about one in ten
+    plain = photometric(red[:1], torch.Generator().manual_seed(0), share=0.0)[0]
+    as_opencv = cv2.cvtColor((plain.permute(1, 2, 0).numpy() * 255).astype("uint8"), cv2.COLOR_BGR2GRAY)
+    assert abs(float(out[grey][0, 0].median()) * 255 - float(as_opencv.mean())) < 15  # OpenCV's lightness of that red
