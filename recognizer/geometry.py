@@ -41,9 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from recognizer.orientation import rotate_points
-from referee.cards import BJ, FACES, SJ, Card
-
-JOKERS = (SJ, BJ)
+from referee.cards import FACES, Card, is_joker
 
 # The far corner sits this many index heights away (a card's diagonal across designs; a tall
 # stacked JOKER index gives the low end),
@@ -145,11 +143,11 @@ def _long_axis(hit: IndexHit) -> np.ndarray:
 def words_across(a: IndexHit, b: IndexHit) -> bool:
     """True when two reads of one joker lie as its word printed across one card's top and
     bottom: both long and narrow, parallel, the second square across the first and
-    :data:`ACROSS_DISTANCE` word lengths off (which way up each was read, :func:`could_pair`
-    checks)."""
-    if a.card != b.card or a.card not in JOKERS or min(a.width, b.width) <= 0:
+    :data:`ACROSS_DISTANCE` word lengths off (their sizes and which way up each was read,
+    :func:`could_pair` checks)."""
+    if a.card != b.card or not is_joker(a.card) or min(a.width, b.width) <= 0:
         return False
-    if max(a.size, b.size) / min(a.size, b.size) > PAIR_SIZE_RATIO or min(a.size / a.width, b.size / b.width) < ACROSS_ELONGATION:
+    if min(a.size / a.width, b.size / b.width) < ACROSS_ELONGATION:
         return False
     axis, offset = _long_axis(a), b.centre() - a.centre()
     dist = float(np.hypot(*offset))

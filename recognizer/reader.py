@@ -29,11 +29,12 @@ import cv2
 import numpy as np
 
 from recognizer.crops import CROP_H, CROP_W, DARK_DECK_LEAST, N_CLASSES, N_FACES, NOT_INDEX, crop_index, dark_deck, decode_class, light_ink, lightness_turned, to_tensor, turned_index
-from recognizer.geometry import JOKERS, IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
+from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
 from recognizer.orientation import pass_angles, rotate_points, rotation
-from referee.cards import FACES, Card
+from referee.cards import BJ, FACES, SJ, Card
 
 MODELS = Path(__file__).with_name("models")
+JOKERS = (SJ, BJ)
 TILE_ABOVE = 1.5
 """Images whose longer side exceeds this many tiles are read in tiles as well as whole."""
 ALTERNATIVES = 3
@@ -506,8 +507,7 @@ class CardReader:
         """The first view's boxes ``seen`` (and their ``crops``) with those the detector finds in
         the image with its lightness turned over, whether the photo is a dark deck's, and which
         of the boxes returned that look gave (where both looks found one index, the NMS keeps
-        the surer box). The
-        detector learnt dark ink on light cards: on ``../shared/realtrain``'s black-and-gold
+        the surer box). The detector learnt dark ink on light cards: on ``../shared/realtrain``'s black-and-gold
         deck it finds 3 of 14 indices under 16 px tall in its input, on the white decks' photos
         154 of 163, and turned over the black cards' small indices are found. Looked at so in a
         dark deck, and in a view with fewer than :data:`recognizer.crops.DARK_DECK_LEAST` boxes,

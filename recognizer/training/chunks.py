@@ -347,8 +347,7 @@ def photometric(xb, gen, share: float = 0.3):
     cast = torch.where(pick()[:, None, None, None], torch.empty(n, 3, 1, 1).uniform_(0.8, 1.2, generator=gen), torch.ones(n, 3, 1, 1))
     xb = xb * cast
     grey = torch.rand(n, generator=gen) < share / 3
-    if grey.any():
-        xb = xb.clone()
+    if grey.any():  # ``xb`` is already the cast copy, not the caller's crops
         xb[grey] = (xb[grey] * torch.tensor(GREY).view(1, 3, 1, 1)).sum(1, keepdim=True).expand(-1, 3, -1, -1)
     soft = pick()
     if soft.any():
