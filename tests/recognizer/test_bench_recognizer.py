@@ -37,6 +37,27 @@ def test_a_candidate_in_a_turned_view_is_matched_to_the_label_it_lies_on(bench):
     assert bench.on_labels([on_second], []) == []
 
 
+def test_only_a_card_whose_index_the_frame_cuts_may_be_read_or_not(bench):
+    from recognizer.training.synth.scenes import IndexLabel, Scene
+    from referee.cards import parse_cards
+
+    shown, cut, covered = parse_cards("7S KH 2D")
+    image = np.zeros((100, 200, 3), np.uint8)
+    scene = Scene(
+        image,
+        (shown, cut, covered),
+        (IndexLabel(shown, (10.0, 10.0, 20.0, 30.0), False, 0),),
+        "test",
+        (
+            IndexLabel(shown, (195.0, 80.0, 205.0, 100.0), True, 0),  # the shown card's other corner, cut
+            IndexLabel(cut, (-4.0, 50.0, 6.0, 70.0), False, 1),  # across the left edge
+            IndexLabel(covered, (50.0, 50.0, 60.0, 70.0), False, 2),  # under another card, in frame
+        ),
+    )
+    assert bench.visible_cards(scene) == {shown: 1}
+    assert bench.cut_cards(scene) == {cut: 1}
+
+
 def test_every_held_out_joker_is_counted_in_one_fate(bench, capsys):
     bench.report_jokers([None], images=12, seed=7)
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
