@@ -31,10 +31,9 @@ import numpy as np
 from recognizer.crops import CROP_H, CROP_W, DARK_DECK_LEAST, N_CLASSES, N_FACES, NOT_INDEX, crop_index, dark_deck, decode_class, light_ink, lightness_turned, to_tensor, turned_index
 from recognizer.geometry import IndexHit, box_centre, cards_from_indices, distinct_indices, has_partner, reconcile_corners, same_place
 from recognizer.orientation import pass_angles, rotate_points, rotation
-from referee.cards import BJ, FACES, SJ, Card
+from referee.cards import FACES, Card, is_joker
 
 MODELS = Path(__file__).with_name("models")
-JOKERS = (SJ, BJ)
 TILE_ABOVE = 1.5
 """Images whose longer side exceeds this many tiles are read in tiles as well as whole."""
 ALTERNATIVES = 3
@@ -567,7 +566,7 @@ class CardReader:
         index the classifier sees its side, which it reads as "not an index" or unsurely at
         best; a joker's star or word has no side to tell it by, and a first view's "not an
         index" may be an index lying a quarter off."""
-        return _surety(probs) >= self.sure_enough_at and _face(probs) not in JOKERS
+        return _surety(probs) >= self.sure_enough_at and not is_joker(_face(probs))
 
     def _refine(self, image_bgr: np.ndarray, out: list[Candidate], dark: bool) -> None:
         """Reads each box unsure in every view again at :data:`REFINE_TURNS` from its view,
@@ -584,7 +583,7 @@ class CardReader:
         picked = [asks[k * len(REFINE_TURNS) + j] for k, j in enumerate(best)]
         reads = self._framed_again(image_bgr, picked, tries[np.arange(len(unsure)), best], dark)
         for i, (box, angle), p in zip(unsure, picked, reads):
-            if _surety(p) > max(_surety(out[i].probs), REFINE_FLOOR) and _face(p) not in JOKERS:
+            if _surety(p) > max(_surety(out[i].probs), REFINE_FLOOR) and not is_joker(_face(p)):
                 out[i] = out[i]._replace(box=tuple(float(v) for v in box), probs=p, angle=angle)
 
     def _framed_again(
@@ -655,7 +654,7 @@ class CardReader:
                 continue
             face, inverted = decoded
             conf = float(p[k % N_FACES] + p[k % N_FACES + N_FACES])  # either orientation names the face
-            if conf < min_conf or p[NOT_INDEX] > conf or (turned_look and face in JOKERS and conf < self.other_view_joker_conf):
+            if conf < min_conf or p[NOT_INDEX] > conf or (turned_look and is_joker(face) and conf < self.other_view_joker_conf):
                 continue
             hit = IndexHit(face, inverted, tuple(round(v, 1) for v in box), round(conf, 4), angle)
             hits.append(hit)
@@ -668,7 +667,7 @@ class CardReader:
         mains = distinct_indices([h for h, view in zip(hits, views) if view == main])
         others = distinct_indices([h for h, view in zip(hits, views) if view != main and h.conf >= self._other_view_floor(h.card)])
         hits = mains + [h for h in others if not any(same_place(h, m) for m in mains)]  # not an index the main view read
-        hits = [h for h in hits if h.card not in JOKERS or h.conf >= joker_conf or has_partner(h, hits)]
+        hits = [h for h in hits if not is_joker(h.card) or h.conf >= joker_conf or has_partner(h, hits)]
         hits = self._jokers_to_scale(hits)
         hits = reconcile_corners(hits, [faces[(h.box, h.angle)] for h in hits])
         detections = sorted(
@@ -685,17 +684,17 @@ class CardReader:
         """``hits`` less the jokers shorter than ``joker_scale`` of the other indices' median
         size or thinner than ``joker_width`` of their median width (all of them where no
         other index was read: nothing to measure against)."""
-        others = [h for h in hits if h.card not in JOKERS]
+        others = [h for h in hits if not is_joker(h.card)]
         if not others or len(others) == len(hits):  # nothing to measure against, or no joker
             return hits
         floor = self.joker_scale * float(np.median([h.size for h in others]))
         width_floor = self.joker_width * float(np.median([h.width for h in others]))
-        return [h for h in hits if h.card not in JOKERS or (h.size >= floor and h.width >= width_floor)]
+        return [h for h in hits if not is_joker(h.card) or (h.size >= floor and h.width >= width_floor)]
 
     def _other_view_floor(self, card: Card) -> float:
         """How sure a read outside the main view must be to count: surer for a joker, the
         face a turned view reads court art and printed words as."""
-        return self.other_view_joker_conf if card in JOKERS else self.other_view_conf
+        return self.other_view_joker_conf if is_joker(card) else self.other_view_conf
 
     def read(self, image_bgr: np.ndarray) -> AreaReading:
         """The cards lying face up in ``image_bgr`` (H x W x 3 uint8, BGR as OpenCV reads)."""

@@ -11,7 +11,7 @@ from recognizer.reader import AreaReading, Candidate, CardReader
 from recognizer.training.synth import HELD_OUT_PROCEDURAL, card_image
 from recognizer.training.synth.scenes import tossed_scene
 from web.app.cli import main
-from referee.cards import parse_cards
+from referee.cards import is_joker, parse_cards
 
 
 def lay_row(cards, design, height=170, step=0.42, size=(640, 300), cloth=(60, 110, 50)):
@@ -317,7 +317,7 @@ def test_a_box_read_surely_in_the_first_view_is_sure_enough(hand):
     """With ``sure_enough_at``, a box the first view reads at least that surely as a face other
     than a joker is not read a quarter turn on, nor framed again: the other view gets the
     rest of the boxes alone, and the cards read are the same."""
-    from recognizer.reader import JOKERS, LOOK_ALWAYS, _face, _turned_box
+    from recognizer.reader import LOOK_ALWAYS, _face, _turned_box
 
     image = lay_row(parse_cards(hand), HELD_OUT_PROCEDURAL[0])
     always, sparing = CardReader(sure_enough_at=LOOK_ALWAYS), CardReader(sure_enough_at=0.9)
@@ -330,11 +330,11 @@ def test_a_box_read_surely_in_the_first_view_is_sure_enough(hand):
     other = next(c.view for c in every if c.view != first)
     enough = [c for c in firsts if sparing._sure_enough(c.probs)]
     assert enough and len(others) == len(firsts) - len(enough) and len(some) < len(every)
-    assert all(_face(c.probs) not in JOKERS for c in enough)
+    assert not any(is_joker(_face(c.probs)) for c in enough)
     assert {_turned_box(c.box, round((other - first) / 90) * 90) for c in firsts if c not in enough} == others
     assert sparing.reading(some).cards == always.reading(every).cards == sorted(parse_cards(hand))
     if "SJ" in hand:  # a joker read surely in the first view is read in the other view too
-        assert any(_face(c.probs) in JOKERS and c.probs.max() > 0.9 and not sparing._sure_enough(c.probs) for c in firsts)
+        assert any(is_joker(_face(c.probs)) and c.probs.max() > 0.9 and not sparing._sure_enough(c.probs) for c in firsts)
 
 
 def test_the_classifier_file_says_when_a_box_is_sure_enough(tmp_path):
