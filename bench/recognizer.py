@@ -7,6 +7,7 @@
     .venv/bin/python bench/recognizer.py --calibration --real DIR [--split val] [--models A] [--write]
     .venv/bin/python bench/recognizer.py --jokers [--images 80] [--models A --models B]
     .venv/bin/python bench/recognizer.py --tossed [--images 80] [--models A --models B]
+    .venv/bin/python bench/recognizer.py --joker-pairs [--images 80] [--models A --models B]
     .venv/bin/python bench/recognizer.py --choose-thresholds [--images 300]
     .venv/bin/python bench/recognizer.py --calibrate [--images 500]
     .venv/bin/python bench/recognizer.py --speed [--images 200] [--models DIR --models DIR]
@@ -58,6 +59,14 @@ turned by its own angle between -60 and 60 degrees (``recognizer.training.synth.
 tossed and fanned cards, where no two views square on to every card), per models folder
 with the defaults: exact-multiset accuracy per design and overall.
 
+``--joker-pairs`` reads scenes of each held-out design whose play holds two of a joker or all
+four (a pair of jokers, the four-joker bomb), with up to four other cards, laid in a row or
+fanned, per models folder with the defaults: exact-multiset accuracy and the scenes whose
+jokers are counted short or over. Two jokers alike side by side, or a joker's two corners,
+are what the reader's pairing of a card's corners must tell apart, and a joker's index
+(a star, a word) says less surely which way up it lies than a rank does
+(:func:`recognizer.geometry.could_pair`).
+
 ``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
 classifier and with the enrolled one, side by side (target: >= 99.5% exact).
@@ -91,7 +100,7 @@ from recognizer.training.synth import HELD_OUT_PROCEDURAL
 from recognizer.training.synth.decks import HELD_OUT, prepare_decks, training_design_sampler
 from recognizer.training.synth.fonts import index_fonts
 from recognizer.training.synth.scenes import Scene, random_hand, render_scene
-from referee.cards import BJ, SJ, card_name, parse_cards, wildcard
+from referee.cards import BJ, SJ, card_name, is_joker, parse_cards, wildcard
 
 SWEEP_SEED = 50_000_000  # training scenes use seed * 1_000_003 + k for small seeds: far below this
 DET_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
@@ -464,6 +473,47 @@ def report_tossed(models: list[Path | None], images: int, seed: int) -> None:
         print(f"{str(folder or 'committed')[-32:]:<32} " + " ".join(f"{r:>22.2%}" for r in rates) + f" {sum(rates) / len(rates):>8.2%}")
 
 
+JOKER_PLAYS = ((SJ, SJ), (BJ, BJ), (SJ, SJ, BJ, BJ))
+"""The jokers of ``--joker-pairs``' scenes, in turn: a pair of each, and the four-joker bomb."""
+
+
+def joker_pair_scenes(design, images: int, seed: int) -> list[Scene]:
+    """``images`` scenes of ``design`` whose play holds :data:`JOKER_PLAYS` in turn and up to
+    four other cards, a third of them fanned."""
+    rng = np.random.default_rng(seed)
+    scenes = []
+    for k in range(images):
+        n = int(rng.integers(0, 5))
+        others = [c for c in random_hand(rng, n) if not is_joker(c)] if n else []
+        scenes.append(render_scene(seed * 100_000 + k, design, cards=sorted(JOKER_PLAYS[k % len(JOKER_PLAYS)] + tuple(others)),
+                                   fanned=bool(rng.random() < 1 / 3)))
+    return scenes
+
+
+def report_joker_pairs(models: list[Path | None], images: int, seed: int) -> None:
+    """Exact-multiset accuracy on scenes holding two of a joker or all four, per held-out
+    design and models folder, with the scenes whose jokers are counted short or over."""
+    designs = held_out_designs()
+    scenes = {d.name: joker_pair_scenes(d, images, seed) for d in designs}  # drawn once, read by every models folder
+    print(f"scenes per held-out design holding two of a joker or all four, in a row or fanned ({images} each, seed {seed})")
+    print(f"{'models':<32} {'design':<24} {'exact':>7} {'jokers short':>12} {'jokers over':>11}")
+    for folder in models:
+        reader = CardReader(folder, threads=1)
+        totals = Counter()
+        for design in designs:
+            tally = Counter()
+            for scene in scenes[design.name]:
+                truth, got = visible_cards(scene), Counter(reader.read(scene.image).cards)
+                tally["exact"] += got == truth
+                tally["short"] += any(got[j] < truth[j] for j in (SJ, BJ))
+                tally["over"] += any(got[j] > truth[j] for j in (SJ, BJ))
+            totals.update(tally)
+            name = str(folder or "committed")
+            print(f"{name[-32:]:<32} {design.name:<24} {tally['exact'] / images:>7.2%} {tally['short']:>12} {tally['over']:>11}")
+        n = images * len(designs)
+        print(f"{str(folder or 'committed')[-32:]:<32} {'overall':<24} {totals['exact'] / n:>7.2%} {totals['short']:>12} {totals['over']:>11}")
+
+
 def report_jokers(models: list[Path | None], images: int, seed: int) -> None:
     """Where the held-out designs' jokers go: for every labelled joker index of the
     benchmark's scenes, the candidate on it that the classifier gives the most of that joker
@@ -473,7 +523,7 @@ def report_jokers(models: list[Path | None], images: int, seed: int) -> None:
     reads the same joker), or read."""
     from recognizer.crops import decode_class
     from recognizer.reader import face_probabilities
-    from referee.cards import FACES, is_joker
+    from referee.cards import FACES
 
     designs = held_out_designs()
     print(f"{'models':<32} {'design':<24} {'jokers':>6} {'no box':>6} {'other':>6} {'unsure':>6} {'read':>6} {'median p':>8}")
@@ -581,6 +631,7 @@ def main() -> None:
     ap.add_argument("--calibration", action="store_true", help="with --real: temperature scaling, calibration error and reliability tables")
     ap.add_argument("--write", action="store_true", help="with --calibration: write the temperature beside the classifier")
     ap.add_argument("--jokers", action="store_true", help="where the held-out designs' labelled jokers go (no box, read as another class, under the joker rule, read), per --models")
+    ap.add_argument("--joker-pairs", action="store_true", help="scenes holding two of a joker or all four: exact reads and jokers counted short or over, per held-out design and --models")
     ap.add_argument("--tossed", action="store_true", help="scenes of cards apart, each at its own angle: exact reads per held-out design, per --models")
     args = ap.parse_args()
     cv2.setNumThreads(1)
@@ -594,6 +645,8 @@ def main() -> None:
         report_real(all_models, args.real, args.split, args.by_series)
     elif args.jokers:
         report_jokers(all_models, args.images, args.seed)
+    elif args.joker_pairs:
+        report_joker_pairs(all_models, args.images, args.seed)
     elif args.tossed:
         report_tossed(all_models, args.images, args.seed)
     elif args.choose_thresholds:

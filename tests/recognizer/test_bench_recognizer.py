@@ -106,3 +106,27 @@ def test_real_photos_are_counted_per_shoot_as_well_as_in_all(bench, capsys):
     assert rows["IMG_ 2022-09-21"][:2] == ["4/4", "100.0%"] and rows["IMG_ numbered"][:2] == ["2/2", "100.0%"]
     assert len(rows) == 3
 
+
+
+def test_joker_pair_scenes_hold_a_pair_of_jokers_or_all_four_in_turn(bench):
+    from collections import Counter
+
+    from referee.cards import is_joker
+
+    scenes = bench.joker_pair_scenes(bench.HELD_OUT_PROCEDURAL[0], 6, seed=7)
+    plays = [Counter(c for c in scene.cards if is_joker(c)) for scene in scenes]
+    assert plays == [Counter(bench.JOKER_PLAYS[k % 3]) for k in range(6)]
+    assert all(len(scene.cards) <= play.total() + 4 for scene, play in zip(scenes, plays))
+
+
+def test_joker_pairs_give_one_row_per_design_and_overall(bench, capsys):
+    bench.report_joker_pairs([None], images=3, seed=7)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    designs = [d.name for d in bench.held_out_designs()]
+    assert [row[1] for row in rows] == designs + ["overall"]
+    rates = [float(row[2].rstrip("%")) for row in rows]
+    assert all(min(abs(r - 100 * k / 3) for k in range(4)) < 0.01 for r in rates[:-1])
+    assert rates[-1] == pytest.approx(sum(rates[:-1]) / len(designs), abs=0.01)
+    for row in rows[:-1]:
+        assert 0 <= int(row[3]) <= 3 and 0 <= int(row[4]) <= 3
+    assert int(rows[-1][3]) == sum(int(row[3]) for row in rows[:-1])
