@@ -62,10 +62,9 @@ with the defaults: exact-multiset accuracy per design and overall.
 ``--joker-pairs`` reads scenes of each held-out design whose play holds two of a joker or all
 four (a pair of jokers, the four-joker bomb), with up to four other cards, laid in a row or
 fanned, per models folder with the defaults: exact-multiset accuracy and the scenes whose
-jokers are counted short or over. Two jokers alike side by side, or a joker's two corners,
-are what the reader's pairing of a card's corners must tell apart, and a joker's index
-(a star, a word) says less surely which way up it lies than a rank does
-(:func:`recognizer.geometry.could_pair`).
+jokers are counted short or over. The default run's random hands seldom hold two jokers
+alike, and two of them side by side, or one joker's two corners, are what the reader's
+pairing of a card's corners must tell apart (:func:`recognizer.geometry.could_pair`).
 
 ``--deck NAME --design DESIGN`` reads scenes of a rendered design that was enrolled as
 deck NAME (``guandan-ref deck enroll --render DESIGN --name NAME``) with the committed
@@ -498,7 +497,7 @@ def report_joker_pairs(models: list[Path | None], images: int, seed: int) -> Non
     print(f"scenes per held-out design holding two of a joker or all four, in a row or fanned ({images} each, seed {seed})")
     print(f"{'models':<32} {'design':<24} {'exact':>7} {'jokers short':>12} {'jokers over':>11}")
     for folder in models:
-        reader = CardReader(folder, threads=1)
+        reader, name = CardReader(folder, threads=1), str(folder or "committed")[-32:]
         totals = Counter()
         for design in designs:
             tally = Counter()
@@ -508,10 +507,9 @@ def report_joker_pairs(models: list[Path | None], images: int, seed: int) -> Non
                 tally["short"] += any(got[j] < truth[j] for j in (SJ, BJ))
                 tally["over"] += any(got[j] > truth[j] for j in (SJ, BJ))
             totals.update(tally)
-            name = str(folder or "committed")
-            print(f"{name[-32:]:<32} {design.name:<24} {tally['exact'] / images:>7.2%} {tally['short']:>12} {tally['over']:>11}")
+            print(f"{name:<32} {design.name:<24} {tally['exact'] / images:>7.2%} {tally['short']:>12} {tally['over']:>11}")
         n = images * len(designs)
-        print(f"{str(folder or 'committed')[-32:]:<32} {'overall':<24} {totals['exact'] / n:>7.2%} {totals['short']:>12} {totals['over']:>11}")
+        print(f"{name:<32} {'overall':<24} {totals['exact'] / n:>7.2%} {totals['short']:>12} {totals['over']:>11}")
 
 
 def report_jokers(models: list[Path | None], images: int, seed: int) -> None:

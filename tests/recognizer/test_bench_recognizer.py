@@ -1,6 +1,7 @@
 """bench/recognizer.py: with --jokers every labelled joker of the held-out scenes is counted
 once, in exactly one of its four fates, and candidates in a turned view are matched to the
-label they lie on in the image; with --real --by-series each shoot's photos are counted apart."""
+label they lie on in the image; with --real --by-series each shoot's photos are counted apart;
+--joker-pairs draws its plays in turn and counts every design once."""
 
 import importlib.util
 import re
@@ -105,7 +106,6 @@ def test_real_photos_are_counted_per_shoot_as_well_as_in_all(bench, capsys):
     assert rows["committed (recognizer/models)"][:2] == ["6/6", "100.0%"]
     assert rows["IMG_ 2022-09-21"][:2] == ["4/4", "100.0%"] and rows["IMG_ numbered"][:2] == ["2/2", "100.0%"]
     assert len(rows) == 3
-
 
 
 def test_joker_pair_scenes_hold_a_pair_of_jokers_or_all_four_in_turn(bench):
