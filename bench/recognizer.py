@@ -504,8 +504,9 @@ def report_joker_pairs(models: list[Path | None], images: int, seed: int) -> Non
             for scene in scenes[design.name]:
                 truth, got = visible_cards(scene), Counter(reader.read(scene.image).cards)
                 tally["exact"] += got == truth
-                tally["short"] += any(got[j] < truth[j] for j in (SJ, BJ))
-                tally["over"] += any(got[j] > truth[j] for j in (SJ, BJ))
+                jokers = [j for j in truth | got if is_joker(j)]
+                tally["short"] += any(got[j] < truth[j] for j in jokers)
+                tally["over"] += any(got[j] > truth[j] for j in jokers)
             totals.update(tally)
             print(f"{name:<32} {design.name:<24} {tally['exact'] / images:>7.2%} {tally['short']:>12} {tally['over']:>11}")
         n = images * len(designs)
